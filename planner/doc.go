@@ -1,0 +1,46 @@
+// Package planner turns parsed Flink SQL into what exec runs: it keeps the catalog of
+// tables and views and the SET options of a session, validates every CREATE TABLE against
+// its connector's declared options, resolves and types every expression, and plans
+// INSERT and SELECT statements into physical plans that EXPLAIN prints.
+//
+// # Sessions
+//
+// A Session is the state a CLI run or a shell keeps between statements. Apply runs
+// catalog and settings statements (CREATE/DROP TABLE and VIEW, SET, RESET); Plan turns
+// INSERTs, statement sets and queries into a Program; Explain prints a plan; Describe and
+// ShowCreate answer DESCRIBE and SHOW CREATE.
+//
+// # Errors
+//
+// Every error about a place in a script is a *parser.Error carrying file, line and column,
+// and matches one of the sentinel errors of errors.go with errors.Is. Unknown names
+// (tables, columns, functions, connectors, options, metadata keys, settings) are answered
+// with the closest valid name: "unknown option 'scan.topic-partition-discover.interval'
+// for connector 'kafka': did you mean 'scan.topic-partition-discovery.interval'?".
+// Valid Flink SQL that pipesql does not run says so: "unsupported: JOIN (pipesql runs
+// single-source pipelines for now)".
+//
+// # Plans
+//
+// Binding builds a logical plan out of the physical node types of plan.go, with each
+// table read as a whole. Optimization then prunes it from the root down, so that a
+// TableSourceScan decodes only the columns the query reads (projection pushed into the
+// source) and computed columns are computed only when used, and merges adjacent Calcs.
+// The watermark is assigned right above the scan and its computed columns, before any
+// filter, so that filtered-out rows still advance event time.
+//
+// A GROUP BY over window_start and window_end of a window table function (TUMBLE, HOP,
+// CUMULATE), or a legacy GROUP BY TUMBLE(ts, size) / HOP(ts, slide, size), is a
+// WindowAggregate: insert-only, one row per window and key once the watermark passes the
+// window end. Any other GROUP BY is a GroupAggregate with an updating changelog, which
+// only sinks that accept updates (print, blackhole, upsert-kafka) may consume. Each
+// aggregate carries the kind of state exec keeps for it: COUNT(DISTINCT user_id) over a
+// STRING is a roaring bitmap of dictionary-encoded ids.
+//
+// Windows are aligned in table.local-time-zone, which defaults to UTC so that a job
+// means the same everywhere (Flink defaults to the JVM's zone).
+//
+// Program.Fingerprint hashes what shapes a plan's state (sources, windows, keys and
+// aggregates traced back to source columns, state kinds), so that a restart can tell
+// whether a checkpoint belongs to the plan it is about to run.
+package planner
