@@ -1,0 +1,41 @@
+// Package builtin holds the connectors every pipesql binary has, registered with
+// connectors.Register when the package is imported, with Flink's option names and
+// meaning: datagen, filesystem, print and blackhole. Importing it also registers the
+// json and csv formats, which the filesystem connector reads and writes.
+//
+// # datagen
+//
+// Generates the physical columns a plan asks for: random values (fields.#.min, max,
+// length, var-len, max-past, null-rate) or sequences (fields.#.start to end), at
+// rows-per-second, for number-of-rows rows or, when unset, without end. A sequence
+// makes the table bounded: it ends when the first sequence is exhausted. Row i is a
+// function of i: random fields come from a generator seeded by the table name, the
+// column name and i, so a source restored from a snapshot (which holds just the row
+// count) goes on with exactly the rows it would have produced, and two runs produce
+// the same data. Only timestamps differ, being relative to the clock. Random strings
+// are hex digits, as in Flink.
+//
+// # filesystem
+//
+// Reads a file, or every file under a directory in name order (hidden files starting
+// with '.' or '_' are skipped), one record per line in the table's format. Each file
+// is a split, read one after another; the snapshot holds the byte offset and line of
+// every file, so a restored source goes on at the next record. The source is bounded
+// unless source.monitor-interval is set, when it keeps looking for new files. A bad
+// record fails the job with a *RecordError (table, file, line, field, snippet), or is
+// skipped and counted when the format ignores parse errors. Metadata: file.path,
+// file.name, file.size, file.modification-time.
+//
+// The sink writes part files named part-<uuid>-0-<n> into the path directory, as
+// Flink does; a part stays hidden (.part-...inprogress) until a Flush, which the
+// runtime calls at checkpoints and at the end. It takes inserts only.
+//
+// # print and blackhole
+//
+// print writes rows as Flink's print connector does ("+I[2024-01-01, app1, 42]",
+// "<identifier>> " first when print-identifier is set) to the writers set with
+// SetPrintOutput, os.Stdout and os.Stderr by default. blackhole drops every row.
+//
+// Sources take time from a clock the runtime does not set; tests replace it so that
+// throttling and directory monitoring run without sleeping.
+package builtin

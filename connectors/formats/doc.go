@@ -1,0 +1,40 @@
+// Package formats holds pipesql's record formats, registered with
+// connectors.RegisterFormat when the package is imported: 'json' and 'csv', with
+// Flink's option names (written in a table as 'json.ignore-parse-errors', seen here
+// without the prefix) and Flink's conversions between text and SQL types.
+//
+// # JSON
+//
+// A record is one JSON object; fields match columns by name, case-sensitively. The
+// decoder parses with github.com/valyala/fastjson, which validates the whole record
+// into a reusable parse tree without allocating, and then converts only the columns it
+// was asked for: the projection is pushed down into decoding. Conversions follow
+// Flink's JsonToRowDataConverters: numbers (and strings holding numbers) to integers,
+// floats and decimals; a STRING column takes any JSON value, non-strings as their JSON
+// text; DATE is 'yyyy-MM-dd'; TIMESTAMP follows json.timestamp-format.standard ('SQL':
+// 'yyyy-MM-dd HH:mm:ss.SSS', 'ISO-8601': 'yyyy-MM-ddTHH:mm:ss.SSS'); TIMESTAMP_LTZ
+// the same with a trailing 'Z'; ARRAY, MAP and ROW nest. A missing field or JSON null
+// is NULL unless json.fail-on-missing-field is set. A decimal that does not fit its
+// precision is NULL, as in Flink.
+//
+// The encoder writes fields in schema order as Flink does: timestamps with the
+// fraction trimmed of trailing zeros ("2024-01-02 03:04:05.5", java.time's
+// ISO_LOCAL_TIME), floats as Java prints them (1.0E10), bytes as base64.
+//
+// # CSV
+//
+// Fields match the table's physical columns by position, so the decoder must be
+// given every physical column; columns a source does not need are passed with the
+// NULL type and are skipped without conversion. connectors.NewProjectedDecoder does
+// this for any format. A record is one line: quoted values may hold delimiters and
+// doubled quotes, but not line breaks.
+//
+// # Errors
+//
+// A record that cannot be decoded gives a *DecodeError naming the field and showing
+// the start of the record; it wraps ErrBadRecord and, when the format's
+// ignore-parse-errors option is set, connectors.ErrSkipped, so a source skips it.
+//
+// AppendPrintRow renders rows as Flink's print connector shows them; it lives here
+// because it shares Flink's Java text forms of numbers and times with the encoders.
+package formats

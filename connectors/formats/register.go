@@ -1,0 +1,8 @@
+package formats
+
+import "github.com/pipesql/pipesql/connectors"
+
+func init() {
+	connectors.RegisterFormat(JSONFormat)
+	connectors.RegisterFormat(CSVFormat)
+}
