@@ -1,0 +1,185 @@
+package agg
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+)
+
+// int64Dict maps distinct 64-bit keys to dense ids 0, 1, 2, ... in first-seen order,
+// for BIGINT (and other 64-bit) values too sparse for a roaring64 bitmap.
+//
+// The slots are pairs of uint64 (key, id+1) in one array, so that a lookup touches one
+// cache line: id+1 == 0 marks an empty pair. keys holds the keys in id order for
+// checkpoints (a suffix since a mark is a delta) and for rehashing.
+type int64Dict struct {
+	seed   uint64
+	slots  []uint64
+	mask   uint64 // pairs - 1
+	limit  int
+	keys   []uint64
+	maxLen int    // ids given out at most: maxDictLen, lowered by tests
+	sink   uint64 // see lookupBatch
+}
+
+func newInt64Dict() *int64Dict {
+	d := &int64Dict{seed: rand.Uint64(), maxLen: maxDictLen}
+	d.reset(0)
+	return d
+}
+
+func (d *int64Dict) reset(n int) {
+	pairs := uint64(minSlots)
+	for int(pairs/4*3) < n {
+		pairs *= 2
+	}
+	d.slots = make([]uint64, 2*pairs)
+	d.mask = pairs - 1
+	d.limit = int(pairs / 4 * 3)
+	d.keys = make([]uint64, 0, n)
+}
+
+func (d *int64Dict) len() int { return len(d.keys) }
+
+// mix64 is the murmur3 finalizer: every input bit reaches every output bit, which
+// linear probing over a power-of-two table needs (ids, timestamps and snowflakes differ
+// mostly in their middle bits). The random seed keeps crafted keys from colliding.
+func mix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// lookup returns the id of key, adding it if it is new.
+func (d *int64Dict) lookup(key uint64) (uint32, error) {
+	return d.lookupHashed(key, mix64(key^d.seed))
+}
+
+// lookupBatch looks up (adding if new) keys[k] into ids[k], touching all their slots
+// first so that the cache misses overlap (see stringDict.lookupBatch).
+func (d *int64Dict) lookupBatch(keys []uint64, hashes []uint64, ids []uint32) error {
+	hashes = hashes[:len(keys)]
+	var sink uint64
+	for k, key := range keys {
+		h := mix64(key ^ d.seed)
+		hashes[k] = h
+		sink += d.slots[2*(h&d.mask)+1]
+	}
+	d.sink = sink
+	for k, key := range keys {
+		id, err := d.lookupHashed(key, hashes[k])
+		if err != nil {
+			return err
+		}
+		ids[k] = id
+	}
+	return nil
+}
+
+func (d *int64Dict) lookupHashed(key, h uint64) (uint32, error) {
+	for i := h & d.mask; ; i = (i + 1) & d.mask {
+		id1 := d.slots[2*i+1]
+		if id1 == 0 {
+			return d.insert(i, key)
+		}
+		if d.slots[2*i] == key {
+			return uint32(id1 - 1), nil
+		}
+	}
+}
+
+func (d *int64Dict) insert(i, key uint64) (uint32, error) {
+	id := len(d.keys)
+	if id >= d.maxLen {
+		return 0, ErrDictionaryFull
+	}
+	d.slots[2*i] = key
+	d.slots[2*i+1] = uint64(id) + 1
+	d.keys = append(d.keys, key)
+	if len(d.keys) > d.limit {
+		d.rehash(2 * (d.mask + 1))
+	}
+	return uint32(id), nil
+}
+
+func (d *int64Dict) rehash(pairs uint64) {
+	d.slots = make([]uint64, 2*pairs)
+	d.mask = pairs - 1
+	d.limit = int(pairs / 4 * 3)
+	for id, key := range d.keys {
+		i := mix64(key^d.seed) & d.mask
+		for d.slots[2*i+1] != 0 {
+			i = (i + 1) & d.mask
+		}
+		d.slots[2*i] = key
+		d.slots[2*i+1] = uint64(id) + 1
+	}
+}
+
+func (d *int64Dict) bytes() int { return len(d.slots)*8 + cap(d.keys)*8 }
+
+// appendSince writes uvarint first id, uvarint count, then the keys as 8 bytes each.
+func (d *int64Dict) appendSince(dst []byte, mark int) []byte {
+	mark = min(max(mark, 0), len(d.keys))
+	dst = binary.AppendUvarint(dst, uint64(mark))
+	dst = binary.AppendUvarint(dst, uint64(len(d.keys)-mark))
+	for _, k := range d.keys[mark:] {
+		dst = binary.LittleEndian.AppendUint64(dst, k)
+	}
+	return dst
+}
+
+// restore reads what appendSince wrote: from id 0 it replaces the dictionary, from
+// len() it extends it. On error the dictionary is left as it was.
+func (d *int64Dict) restore(r *reader) error {
+	start := r.uvarint()
+	count := r.count(8)
+	if r.err != nil {
+		return r.err
+	}
+	if start != 0 && start != uint64(len(d.keys)) {
+		return &SnapshotError{What: r.what, Offset: r.base, Err: ErrSharedGap,
+			Msg: fmt.Sprintf("dictionary delta starts at id %d but the restored dictionary has %d entries", start, len(d.keys))}
+	}
+	if start+uint64(count) > uint64(d.maxLen) {
+		r.fail("dictionary of %d entries exceeds the id space", start+uint64(count))
+		return r.err
+	}
+	target := d
+	if start == 0 {
+		target = &int64Dict{seed: d.seed, maxLen: d.maxLen}
+		target.reset(count)
+	}
+	before := len(target.keys)
+	keys := make([]uint64, 0, batchSize)
+	hashes, ids := make([]uint64, batchSize), make([]uint32, batchSize)
+	for done := 0; done < count && r.err == nil; done += len(keys) {
+		keys = keys[:0]
+		for range min(batchSize, count-done) {
+			keys = append(keys, r.u64())
+		}
+		if r.err != nil {
+			break
+		}
+		next := len(target.keys)
+		_ = target.lookupBatch(keys, hashes, ids) // cannot be full: checked above
+		for k, id := range ids[:len(keys)] {
+			if int(id) != next+k {
+				r.fail("duplicate dictionary key %d (id %d)", int64(keys[k]), id)
+				break
+			}
+		}
+	}
+	if err := r.finish(); err != nil {
+		if target == d {
+			d.keys = d.keys[:before]
+			d.rehash(d.mask + 1)
+		}
+		return err
+	}
+	*d = *target
+	return nil
+}
