@@ -1,0 +1,49 @@
+package kafka
+
+import (
+	"github.com/pipesql/pipesql/connectors"
+)
+
+func init() {
+	connectors.Register(&connectors.Factory{
+		Name:      "kafka",
+		Options:   optionSpecs(false),
+		Prefixes:  []string{propertiesPrefix},
+		Metadata:  metadataSpecs(),
+		Formats:   formatNames,
+		Validate:  func(t connectors.TableInfo) error { return Validate(t, false) },
+		NewSource: NewSource,
+		NewSink:   NewSink,
+	})
+	connectors.Register(&connectors.Factory{
+		Name:     "upsert-kafka",
+		Options:  optionSpecs(true),
+		Prefixes: []string{propertiesPrefix},
+		Metadata: metadataSpecs(),
+		Formats:  formatNames,
+		Validate: func(t connectors.TableInfo) error { return Validate(t, true) },
+		// Reading upsert-kafka yields a changelog (+I, +U, -D per key), which
+		// connectors.SourceBatch cannot carry yet: rows have no change kind.
+		NewSink: NewUpsertSink,
+	})
+}
+
+// formatNames are the 'format' values the connectors accept: every registered format
+// that can read and write, looked up when the table is validated.
+var formatNames = []string{"json", "csv"}
+
+// Validate checks a Kafka table's options together: 'topic' against 'topic-pattern',
+// the startup and bounded modes and their offsets, the key and value formats and
+// columns, and every 'properties.*' key (an unknown one is an error naming the closest
+// valid key). upsert selects the rules of 'upsert-kafka'.
+func Validate(t connectors.TableInfo, upsert bool) error {
+	if _, err := parseOptions(t, upsert); err != nil {
+		return err
+	}
+	for _, r := range []role{forSource, forSink} {
+		if _, err := resolveProperties(t.Name, t.Options, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
