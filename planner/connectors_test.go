@@ -75,6 +75,11 @@ func init() {
 			_, pattern := t.Options["topic-pattern"]
 			_, format := t.Options["format"]
 			_, value := t.Options["value.format"]
+			if v, ok := t.Options["properties.max.pol.records"]; ok {
+				// As the real kafka connector does for a misspelt Java property.
+				return &connectors.OptionError{Table: t.Name, Key: "properties.max.pol.records", Value: v,
+					Err: fmt.Errorf("unknown Kafka property; did you mean 'properties.max.poll.records'?")}
+			}
 			switch {
 			case topic == pattern:
 				return fmt.Errorf("set exactly one of 'topic' and 'topic-pattern'")

@@ -71,11 +71,30 @@ func (s *Session) createTable(ct *parser.CreateTable) error {
 	}
 	if f := t.Connector; f.Validate != nil {
 		if err := f.Validate(t.Info()); err != nil {
-			return wrapAt(ct.At, ErrInvalidOption, err, "table '%s'", name)
+			return validateError(ct, name, err)
 		}
 	}
 	s.cat.tables[name] = t
 	return nil
+}
+
+// validateError positions an error from a connector's Validate: at the option it names,
+// when it names one, else at the CREATE TABLE.
+func validateError(ct *parser.CreateTable, name string, err error) error {
+	var oe *connectors.OptionError
+	if !errors.As(err, &oe) {
+		return wrapAt(ct.At, ErrInvalidOption, err, "table '%s'", name)
+	}
+	pos := ct.At
+	for _, o := range ct.Options {
+		if o.Key == oe.Key {
+			pos = o.At
+		}
+	}
+	bare := &connectors.OptionError{Key: oe.Key, Value: oe.Value, Err: oe.Err}
+	e := parser.Errorf(pos, "table '%s': %v", name, bare)
+	e.Kind = errors.Join(ErrInvalidOption, err)
+	return e
 }
 
 func (t *Table) bindMetadata() error {
