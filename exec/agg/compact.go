@@ -51,6 +51,7 @@ func (f *function) CompactShared(live []Buffer) error {
 			}
 			return true
 		})
+		f.strs.release() // no key of the old arena is referenced any more: kept copied them
 		*f.strs = *kept
 	} else {
 		kept := &int64Dict{seed: f.ints.seed, maxLen: f.ints.maxLen}
@@ -60,6 +61,7 @@ func (f *function) CompactShared(live []Buffer) error {
 				remap[id], _ = kept.lookup(key)
 			}
 		}
+		f.ints.release()
 		*f.ints = *kept
 	}
 	for i, bm := range bitmaps {

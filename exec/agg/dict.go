@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"math/bits"
 	"slices"
 	"unsafe"
 )
@@ -18,38 +19,60 @@ import (
 //   - arena: the entries in id order, each "id (4 bytes LE) | uvarint length | bytes",
 //     in chunks that are never copied once full (chunk size grows to chunkSize, then stays;
 //     an entry larger than chunkSize gets a chunk of its own at position 0).
-//   - slots: an open-addressing table (linear probing, power-of-two size, at most 3/4
-//     full) of uint64: the high tagBits hold hash bits the index did not use, the low
-//     refBits hold 1 + the entry's arena reference (chunk<<chunkBits | position). A zero
-//     slot is empty. The tag rejects almost every probe that is not the key without
-//     touching the arena, so a lookup costs one cache miss in the slots and one in the
-//     arena for the hit.
+//   - slots: an open-addressing table (linear probing, at most 4/5 full) of uint64: the
+//     high tagBits hold hash bits the index did not use, the low refBits hold 1 + the
+//     entry's arena reference (chunk<<chunkBits | position). A zero slot is empty. The
+//     tag rejects almost every probe that is not the key without touching the arena, so
+//     a lookup costs one cache miss in the slots and one in the arena for the hit. The
+//     table is not a power of two: a key's home slot is the high half of hash*size
+//     (Lemire's multiply-shift), so it can grow by half instead of doubling, which keeps
+//     it 53-80% full rather than 37-75%.
 //   - marks: the arena reference of every markEvery-th id, so that AppendSince finds the
 //     start of a suffix without scanning from the beginning.
+//
+// The large chunks and the slot table live outside the Go heap (offheap.go): release
+// frees them, and so does the GC's cleanup once the dictionary is unreachable.
 type stringDict struct {
-	seed   maphash.Seed
-	slots  []uint64
-	mask   uint64
-	limit  int // entries above which the table doubles
-	n      int
-	chunks [][]byte
-	marks  []uint64
-	maxLen int    // ids given out at most: maxDictLen, lowered by tests
-	sink   uint64 // see lookupBatch
+	seed     maphash.Seed
+	slots    []uint64
+	slotsMem *region
+	size     uint64 // len(slots)
+	limit    int    // entries above which the table grows
+	n        int
+	chunks   [][]byte
+	chunkMem []*region // chunkMem[i] holds chunks[i]
+	marks    []uint64
+	maxLen   int    // ids given out at most: maxDictLen, lowered by tests
+	sink     uint64 // see lookupBatch
 }
 
 const (
 	refBits       = 44
 	refMask       = 1<<refBits - 1
 	tagBits       = 64 - refBits
+	tagMask       = 1<<tagBits - 1
 	chunkBits     = 20
 	chunkSize     = 1 << chunkBits
 	firstChunk    = 4 << 10
 	minSlots      = 64
 	markEvery     = 1024
-	maxDictLen    = math.MaxUint32 // ids are uint32; MaxUint32 itself stays unused
+	maxDictLen    = min(math.MaxUint32, math.MaxInt) // ids are uint32; MaxUint32 stays unused
 	maxChunkCount = 1 << (refBits - chunkBits)
 )
+
+// slotLimit is how many entries a table of size slots holds before it grows: 4/5.
+// Linear probing with tags stays fast there (a miss probes ~13 slots, two cache lines,
+// without reading the arena); fuller, the probe sequences lengthen quickly.
+func slotLimit(size uint64) int { return int(size / 5 * 4) }
+
+// slotsFor is the table size for n entries.
+func slotsFor(n int) uint64 {
+	size := uint64(minSlots)
+	for slotLimit(size) < n {
+		size += size / 2
+	}
+	return size
+}
 
 func newStringDict() *stringDict {
 	d := &stringDict{seed: maphash.MakeSeed(), maxLen: maxDictLen}
@@ -59,16 +82,38 @@ func newStringDict() *stringDict {
 
 // reset empties the dictionary and sizes the table for n entries.
 func (d *stringDict) reset(n int) {
-	size := uint64(minSlots)
-	for int(size/4*3) < n {
-		size *= 2
-	}
-	d.slots = make([]uint64, size)
-	d.mask = size - 1
-	d.limit = int(size / 4 * 3)
+	d.release()
+	d.allocSlots(slotsFor(n))
 	d.n = 0
-	d.chunks = nil
 	d.marks = nil
+}
+
+// release frees the dictionary's memory now (see offheap.go) and leaves it unusable
+// until reset.
+func (d *stringDict) release() {
+	d.slotsMem.free()
+	d.slots, d.slotsMem, d.size, d.limit = nil, nil, 0, 0
+	for _, r := range d.chunkMem {
+		r.free()
+	}
+	d.chunks, d.chunkMem = nil, nil
+}
+
+// allocSlots gives the dictionary an empty table of size slots, freeing the old one.
+func (d *stringDict) allocSlots(size uint64) {
+	d.slotsMem.free()
+	d.slotsMem = newRegion(int(size)*8, true)
+	d.slots = d.slotsMem.uint64s(int(size))
+	d.size = size
+	d.limit = slotLimit(size)
+}
+
+// home is the slot where the probe for hash h starts: the high half of h*size, which
+// maps the hash uniformly onto [0, size) and uses its high bits, leaving the low ones
+// for the tag.
+func (d *stringDict) home(h uint64) uint64 {
+	hi, _ := bits.Mul64(h, d.size)
+	return hi
 }
 
 func (d *stringDict) len() int { return d.n }
@@ -98,11 +143,11 @@ func (d *stringDict) lookupBatch(keys []string, hashes []uint64, ids []uint32) e
 	// can issue them.
 	var sink uint64
 	for _, h := range hashes {
-		sink += d.slots[h&d.mask]
+		sink += d.slots[d.home(h)]
 	}
 	for _, h := range hashes {
-		tag := h >> refBits
-		for i := h & d.mask; ; i = (i + 1) & d.mask {
+		tag := h & tagMask
+		for i := d.home(h); ; {
 			slot := d.slots[i]
 			if slot == 0 {
 				break
@@ -111,6 +156,9 @@ func (d *stringDict) lookupBatch(keys []string, hashes []uint64, ids []uint32) e
 				ref := slot&refMask - 1
 				sink += uint64(d.chunks[ref>>chunkBits][ref&(chunkSize-1)])
 				break
+			}
+			if i++; i == d.size {
+				i = 0
 			}
 		}
 	}
@@ -126,19 +174,21 @@ func (d *stringDict) lookupBatch(keys []string, hashes []uint64, ids []uint32) e
 }
 
 func (d *stringDict) lookupHashed(s string, h uint64) (uint32, error) {
-	tag := h >> refBits
-	for i := h & d.mask; ; i = (i + 1) & d.mask {
+	tag := h & tagMask
+	for i := d.home(h); ; {
 		slot := d.slots[i]
 		if slot == 0 {
 			return d.insert(i, tag, s)
 		}
-		if slot>>refBits != tag {
-			continue
+		if slot>>refBits == tag {
+			ref := slot&refMask - 1
+			e := d.chunks[ref>>chunkBits][ref&(chunkSize-1):]
+			if key := entryKey(e); key == s {
+				return binary.LittleEndian.Uint32(e), nil
+			}
 		}
-		ref := slot&refMask - 1
-		e := d.chunks[ref>>chunkBits][ref&(chunkSize-1):]
-		if key := entryKey(e); key == s {
-			return binary.LittleEndian.Uint32(e), nil
+		if i++; i == d.size {
+			i = 0
 		}
 	}
 }
@@ -168,7 +218,7 @@ func (d *stringDict) insert(i, tag uint64, s string) (uint32, error) {
 	id := uint32(d.n)
 	d.n++
 	if d.n > d.limit {
-		d.rehash(uint64(len(d.slots)) * 2)
+		d.rehash(d.size + d.size/2)
 	}
 	return id, nil
 }
@@ -188,7 +238,9 @@ func (d *stringDict) append(id uint32, s string) (uint64, bool) {
 		if size > c {
 			c = size // a large entry sits alone at position 0 of its own chunk
 		}
-		d.chunks = append(d.chunks, make([]byte, 0, c))
+		r := newRegion(c, false)
+		d.chunks = append(d.chunks, r.mem[:0:c])
+		d.chunkMem = append(d.chunkMem, r)
 		last++
 	}
 	c := d.chunks[last]
@@ -208,20 +260,41 @@ func uvarintLen(x uint64) int {
 }
 
 // rehash rebuilds the slots at the given size from the arena, which is read in order:
-// the slots keep too few hash bits to move entries without rehashing their keys.
+// the slots keep too few hash bits to move entries without rehashing their keys. So the
+// old table is of no use to the rebuild and is freed before the new one is allocated:
+// growing never holds two tables at once.
+//
+// Entries are placed a batch at a time, touching their home slots first so that the
+// cache misses overlap (see lookupBatch). The keys are distinct: no comparisons.
 func (d *stringDict) rehash(size uint64) {
-	d.slots = make([]uint64, size)
-	d.mask = size - 1
-	d.limit = int(size / 4 * 3)
-	d.scan(0, func(ref uint64, _ uint32, key string) bool {
-		h := maphash.String(d.seed, key)
-		i := h & d.mask
-		for d.slots[i] != 0 {
-			i = (i + 1) & d.mask
+	d.allocSlots(size)
+	var refs, hashes [batchSize]uint64
+	n := 0
+	place := func() {
+		var sink uint64
+		for _, h := range hashes[:n] {
+			sink += d.slots[d.home(h)]
 		}
-		d.slots[i] = h>>refBits<<refBits | (ref + 1)
+		d.sink = sink
+		for k, h := range hashes[:n] {
+			i := d.home(h)
+			for d.slots[i] != 0 {
+				if i++; i == d.size {
+					i = 0
+				}
+			}
+			d.slots[i] = (h&tagMask)<<refBits | (refs[k] + 1)
+		}
+		n = 0
+	}
+	d.scan(0, func(ref uint64, _ uint32, key string) bool {
+		refs[n], hashes[n] = ref, maphash.String(d.seed, key)
+		if n++; n == batchSize {
+			place()
+		}
 		return true
 	})
+	place()
 }
 
 // scan calls fn for every entry from arena reference from on, in id order, until fn
@@ -272,11 +345,13 @@ func (d *stringDict) truncate(n int) {
 	d.chunks[ci] = d.chunks[ci][:ref&(chunkSize-1)]
 	for j := ci + 1; j < len(d.chunks); j++ {
 		d.chunks[j] = nil
+		d.chunkMem[j].free()
+		d.chunkMem[j] = nil
 	}
-	d.chunks = d.chunks[:ci+1]
+	d.chunks, d.chunkMem = d.chunks[:ci+1], d.chunkMem[:ci+1]
 	d.marks = d.marks[:(n+markEvery-1)/markEvery]
 	d.n = n
-	d.rehash(uint64(len(d.slots)))
+	d.rehash(d.size)
 }
 
 // bytes is the memory the dictionary holds (allocated, not just used).
@@ -332,8 +407,10 @@ func (d *stringDict) restore(r *reader) error {
 		fresh := &stringDict{seed: d.seed, maxLen: d.maxLen}
 		fresh.reset(count)
 		if err := fresh.load(r, count); err != nil {
+			fresh.release()
 			return err
 		}
+		d.release()
 		*d = *fresh
 		return nil
 	}

@@ -11,15 +11,18 @@ import (
 //
 // The slots are pairs of uint64 (key, id+1) in one array, so that a lookup touches one
 // cache line: id+1 == 0 marks an empty pair. keys holds the keys in id order for
-// checkpoints (a suffix since a mark is a delta) and for rehashing.
+// checkpoints (a suffix since a mark is a delta) and for rehashing. Both live outside
+// the Go heap once large (offheap.go), like the string dictionary's.
 type int64Dict struct {
-	seed   uint64
-	slots  []uint64
-	mask   uint64 // pairs - 1
-	limit  int
-	keys   []uint64
-	maxLen int    // ids given out at most: maxDictLen, lowered by tests
-	sink   uint64 // see lookupBatch
+	seed     uint64
+	slots    []uint64
+	slotsMem *region
+	mask     uint64 // pairs - 1
+	limit    int
+	keys     []uint64
+	keysMem  *region
+	maxLen   int    // ids given out at most: maxDictLen, lowered by tests
+	sink     uint64 // see lookupBatch
 }
 
 func newInt64Dict() *int64Dict {
@@ -33,10 +36,35 @@ func (d *int64Dict) reset(n int) {
 	for int(pairs/4*3) < n {
 		pairs *= 2
 	}
-	d.slots = make([]uint64, 2*pairs)
+	d.release()
+	d.allocSlots(pairs)
+	d.growKeys(max(n, minSlots))
+}
+
+// release frees the dictionary's memory now and leaves it unusable until reset.
+func (d *int64Dict) release() {
+	d.slotsMem.free()
+	d.keysMem.free()
+	d.slots, d.slotsMem, d.keys, d.keysMem = nil, nil, nil, nil
+}
+
+// allocSlots gives the dictionary an empty table of pairs pairs, freeing the old one.
+func (d *int64Dict) allocSlots(pairs uint64) {
+	d.slotsMem.free()
+	d.slotsMem = newRegion(int(2*pairs)*8, true)
+	d.slots = d.slotsMem.uint64s(int(2 * pairs))
 	d.mask = pairs - 1
 	d.limit = int(pairs / 4 * 3)
-	d.keys = make([]uint64, 0, n)
+}
+
+// growKeys moves the keys to room for capacity keys. The copy briefly holds both: 8
+// bytes per key, a third of what a lookup table costs.
+func (d *int64Dict) growKeys(capacity int) {
+	mem := newRegion(capacity*8, false)
+	keys := mem.uint64s(capacity)[:len(d.keys)]
+	copy(keys, d.keys)
+	d.keysMem.free()
+	d.keys, d.keysMem = keys, mem
 }
 
 func (d *int64Dict) len() int { return len(d.keys) }
@@ -98,6 +126,9 @@ func (d *int64Dict) insert(i, key uint64) (uint32, error) {
 	}
 	d.slots[2*i] = key
 	d.slots[2*i+1] = uint64(id) + 1
+	if len(d.keys) == cap(d.keys) {
+		d.growKeys(2 * cap(d.keys))
+	}
 	d.keys = append(d.keys, key)
 	if len(d.keys) > d.limit {
 		d.rehash(2 * (d.mask + 1))
@@ -105,10 +136,9 @@ func (d *int64Dict) insert(i, key uint64) (uint32, error) {
 	return uint32(id), nil
 }
 
+// rehash rebuilds the table from the keys, so the old table is freed first.
 func (d *int64Dict) rehash(pairs uint64) {
-	d.slots = make([]uint64, 2*pairs)
-	d.mask = pairs - 1
-	d.limit = int(pairs / 4 * 3)
+	d.allocSlots(pairs)
 	for id, key := range d.keys {
 		i := mix64(key^d.seed) & d.mask
 		for d.slots[2*i+1] != 0 {
@@ -177,9 +207,14 @@ func (d *int64Dict) restore(r *reader) error {
 		if target == d {
 			d.keys = d.keys[:before]
 			d.rehash(d.mask + 1)
+		} else {
+			target.release()
 		}
 		return err
 	}
-	*d = *target
+	if target != d {
+		d.release()
+		*d = *target
+	}
 	return nil
 }

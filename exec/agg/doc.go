@@ -71,15 +71,18 @@
 //
 //   - an arena of entries "id (4 bytes) | uvarint length | bytes" in id order, in chunks
 //     of up to 1 MiB that are never copied (a key larger than a chunk gets its own);
-//   - an open-addressing table of uint64 slots, linear probing, at most 3/4 full: 44 bits
+//   - an open-addressing table of uint64 slots, linear probing, at most 4/5 full: 44 bits
 //     of arena reference and 20 bits of hash tag, so that probing past other keys almost
-//     never reads the arena; a hit reads one slot and one arena entry;
+//     never reads the arena; a hit reads one slot and one arena entry. The table grows
+//     by half, not by doubling (a key's home slot is hash*size>>64, which needs no power
+//     of two), so it is 53-80% full rather than 37-75%;
 //   - the arena reference of every 1024th id, to find where a delta starts.
 //
-// That is 21 bytes of arena per 16-byte key plus 8 bytes per slot, 1.33-2.67 slots per
-// entry depending on where the table is between doublings: 32-43 bytes per entry,
-// measured 38.8 at 1M and 34.5 at 10M entries (TestDictionaryMemory checks <= 48 at 1M).
-// The 64-bit dictionary takes 16 bytes per slot and 8 per key: 29-51, measured 42 at 1M.
+// That is 21 bytes of arena per 16-byte key plus 8 bytes per slot, 1.25-1.88 slots per
+// entry depending on where the table is between growths: 31-36 bytes per entry,
+// measured 34.9 at 1M entries (TestDictionaryMemory checks <= 36; it was 38.8 with a
+// power-of-two table). The 64-bit dictionary takes 16 bytes per slot and 8 per key:
+// 29-51, measured 42 at 1M.
 //
 // A cold lookup costs two dependent cache misses. Buffers do not look values up one by
 // one: the Func queues up to 32 values (with the buffer each goes to) and resolves them
@@ -87,6 +90,30 @@
 // depend on each other, so that the processor overlaps the misses (queue.go). Every method
 // that observes a buffer or the dictionary resolves the queue first, so the batching
 // changes no result; only the order in which ids are given out depends on it.
+//
+// # Memory outside the Go heap
+//
+// The slot tables, the arena chunks from 64 KB up, and the 64-bit dictionary's arrays are
+// anonymous memory maps, not Go allocations (offheap.go). They hold no pointers, so the
+// GC never needed to scan them, but on the heap they counted toward its pacing: with
+// GOGC=100 a heap of 40 MB of dictionary may reach 80 MB before a collection, and the
+// dictionary effectively cost twice its size. Measured on the end-to-end DAU benchmark
+// (`go run ./bench/dau -slope`: 10M events over 2 days, 16-byte ids) with the dictionary
+// on the heap and off it: peak RSS 106 -> 76 MB at 1M users per day, 174 -> 110 MB at
+// 2M; each further million users costs 34 MB instead of 67. Of the 76 MB, ~22 MB is
+// what any pipesql process maps before its first event (mostly its binary's pages). A
+// table that grows is freed before its successor is built from the arena, so growth
+// never holds two tables; a dictionary that a full restore or CompactShared replaces is
+// freed at once; a dropped Func's maps are freed by a runtime cleanup after the next GC.
+// Slot tables of 4 MB and more ask Linux for transparent huge pages: their probes are
+// random, and with 4 KB pages almost each one also misses the TLB. That makes steady-state
+// adds ~10% faster (BenchmarkCountDistinct, 1M users), which pays for the fuller table.
+//
+// With its largest state off the heap a job's live heap is a few MB, and the default pacer
+// would collect after every 4 MB of allocation (the DAU job allocates ~500 bytes of rows
+// per event: 2300 collections, +30% CPU). The pipesql command therefore keeps the heap
+// goal at least 16 MB when GOGC is not set (cmd/pipesql/gc.go); a library user embedding
+// the engine should do likewise, or set GOGC to 400 or so.
 //
 // # Checkpoints
 //
@@ -112,7 +139,7 @@
 // # Long-running jobs
 //
 // A dictionary only grows: a daily count running for months remembers every user ever
-// seen (~40 bytes each), while the bitmaps of closed windows are dropped. That is the
+// seen (~35 bytes each), while the bitmaps of closed windows are dropped. That is the
 // price of exactness and of cheap incremental checkpoints. Func.CompactShared(live)
 // bounds it: it rebuilds the dictionary with only the ids the live buffers (the windows
 // still open) reference, renumbers them densely and rewrites those bitmaps; users who
@@ -146,7 +173,7 @@
 // At 10M users the bitmap of dense ids (5 MB) no longer fits in L2, and the bitmap
 // word, not the dictionary, is the cache miss. Baselines in the same run:
 // map[string]uint32 plus a bitmap does 2.1M adds/s at 1M users and takes 55.8 bytes
-// per user (Go 1.26 maps), against 6.3M and 38.8 here; roaring64 fed sparse 64-bit ids
+// per user (Go 1.26 maps), against 6.3M and 34.9 here; roaring64 fed sparse 64-bit ids
 // takes ~170 bytes per id and slows down quadratically (0.42M adds/s at 50k ids, 0.22M
 // at 100k, 0.07M at 200k), against 9.0M adds/s and 42 bytes at 1M for the dictionary.
 //
