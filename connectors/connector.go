@@ -99,6 +99,10 @@ type SinkConfig struct {
 	// Updating is true when the input is a changelog with updates and deletes.
 	Updating bool
 	Settings map[string]string
+	// Restored is the state a CommittingSink returned from PrepareCommit for the
+	// checkpoint the job restarts from, nil on a fresh start. The sink commits what that
+	// state says was staged and discards what it wrote after it.
+	Restored []byte
 	Log      Logger
 }
 
@@ -158,6 +162,25 @@ type Sink interface {
 	// Flush makes everything written durable; called at checkpoints and at the end.
 	Flush(ctx context.Context) error
 	Close() error
+}
+
+// CommittingSink is implemented by sinks whose output becomes visible only when the
+// checkpoint covering it completes (a two-phase commit), which makes a job's output
+// exactly-once: rows written after the last completed checkpoint, and written again
+// after a restart, are never seen twice. When the job checkpoints, the runtime calls
+// PrepareCommit at each barrier instead of Flush, and never calls Flush; without
+// checkpoints the sink is used as a plain Sink. All methods are called from the sink's
+// goroutine.
+type CommittingSink interface {
+	Sink
+	// PrepareCommit makes everything written so far durable but not visible, staged as
+	// belonging to checkpoint id, and returns the sink's state: what is staged and not
+	// yet committed, and whatever the sink needs to tell its own leftovers apart. The
+	// state is stored with the checkpoint and given back in SinkConfig.Restored.
+	PrepareCommit(ctx context.Context, id uint64) ([]byte, error)
+	// CheckpointComplete makes visible what was staged for checkpoints up to id. A
+	// checkpoint may fail, so a later id also commits what earlier ones staged.
+	CheckpointComplete(ctx context.Context, id uint64) error
 }
 
 // Status is an optional interface of sources (and sinks) that can be degraded while

@@ -261,15 +261,48 @@ func (c *metadataClient) commit(ctx context.Context, timeout time.Duration, offs
 	if err != nil {
 		return err
 	}
-	var errs []error
+	// Partitions fail together, for one reason (the coordinator moved or is gone): each
+	// reason is said once, with the partitions it hit, so that the warning is one line.
+	hit := map[string][]partitionKey{}
+	first := map[string]error{}
+	var reasons []string
 	for _, g := range res.ConsumerGroupsTopicPartitions {
 		for _, tp := range g.Partitions {
-			if tp.Error != nil {
-				errs = append(errs, fmt.Errorf("%s-%d: %w", *tp.Topic, tp.Partition, tp.Error))
+			if tp.Error == nil {
+				continue
 			}
+			msg := tp.Error.Error()
+			if _, seen := first[msg]; !seen {
+				first[msg] = tp.Error
+				reasons = append(reasons, msg)
+			}
+			hit[msg] = append(hit[msg], partitionKey{topic: *tp.Topic, partition: tp.Partition})
 		}
 	}
-	return errors.Join(errs...)
+	if len(reasons) == 0 {
+		return nil
+	}
+	sort.Strings(reasons)
+	errs := make(errorList, len(reasons))
+	for i, msg := range reasons {
+		errs[i] = fmt.Errorf("%w (%s)", first[msg], partitionList(hit[msg]))
+	}
+	return errs
+}
+
+// partitionList names partitions in order, the first few of a long list.
+func partitionList(keys []partitionKey) string {
+	const shown = 4
+	sortKeys(keys)
+	names := make([]string, 0, shown+1)
+	for i, k := range keys {
+		if i == shown {
+			names = append(names, fmt.Sprintf("and %d more", len(keys)-shown))
+			break
+		}
+		names = append(names, k.split())
+	}
+	return strings.Join(names, ", ")
 }
 
 // tried lists the brokers a client can have tried: the bootstrap brokers and those the

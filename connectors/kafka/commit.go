@@ -88,7 +88,9 @@ func (c *committer) run(ctx context.Context) {
 		}
 		c.succeeded.Add(1)
 		if prev != nil {
-			c.log.Info("kafka source: committing offsets works again", "table", c.table, "group", c.set.groupID)
+			// At the level of the warning it ends, so that whoever saw one sees the other.
+			c.log.Warn("kafka source: committing offsets works again", "table", c.table, "group", c.set.groupID,
+				"failures", c.failed.Load())
 		}
 	}
 }

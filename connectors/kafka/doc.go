@@ -28,7 +28,9 @@
 //
 // One librdkafka consumer reads the assigned partitions with explicit assignment
 // (IncrementalAssign), never group subscription, so there is no rebalance and no group
-// membership to lose. librdkafka reconnects to brokers and follows leaders by itself;
+// membership to lose. A goroutine takes its records out of librdkafka ahead of Poll (a
+// few thousand at most), so that this cgo work overlaps decoding records into rows;
+// what the records mean, and where each partition stands, is decided by Poll alone. librdkafka reconnects to brokers and follows leaders by itself;
 // broker errors are counted and logged, and Poll never fails on them. Poll fails only
 // on a record it cannot decode (unless the format ignores parse errors), on a
 // definitive problem (a bounded read's topic does not exist; 'group-offsets' without a
@@ -64,7 +66,10 @@
 // socket.timeout.ms on a consumer, max.block.ms bounds a sink's wait for queue space,
 // sasl.jaas.config becomes sasl.username and sasl.password, ...) or accepted and
 // ignored with a reason logged (key.deserializer, session.timeout.ms, ...).
-// PropertyTranslations lists them all. An unknown property is an error naming the
+// PropertyTranslations lists them all. Unless a table sets a reconnect backoff, the
+// clients wait at most 1 s between attempts to reach a broker (the Java client's
+// reconnect.backoff.max.ms; librdkafka's own is 10 s), so that reading resumes within
+// about a second of brokers coming back. An unknown property is an error naming the
 // closest valid one.
 //
 // # Sinks

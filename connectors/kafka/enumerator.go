@@ -180,7 +180,9 @@ func (e *enumerator) attempt(ctx context.Context) bool {
 		return false
 	}
 	if e.consecutive > 0 {
-		e.log.Info("kafka source: partition discovery recovered", "table", e.opts.table, "failed_attempts", e.consecutive)
+		// At the level of the warning it ends, so that whoever saw one sees the other.
+		e.log.Warn("kafka source: partition discovery recovered", "table", e.opts.table, "failed_attempts", e.consecutive,
+			"failing_for", e.clock.Now().Sub(e.failingSince()).Round(time.Second))
 	}
 	e.consecutive = 0
 	e.lastErr = nil
@@ -189,6 +191,14 @@ func (e *enumerator) attempt(ctx context.Context) bool {
 		e.complete = true
 	}
 	return true
+}
+
+// failingSince is when discovery last worked (or started); e.mu is held.
+func (e *enumerator) failingSince() time.Time {
+	if e.lastSuccess.IsZero() {
+		return e.started
+	}
+	return e.lastSuccess
 }
 
 // record takes in a listing: partitions not seen before wait for their start offsets.

@@ -260,6 +260,7 @@ func TestResolveProperties(t *testing.T) {
 		"fetch.max.bytes":                    "1048576",
 		"client.id":                          "dau-source",
 		"ssl.ca.location":                    "/etc/ca.pem",
+		"reconnect.backoff.max.ms":           "1000", // the Java client's default
 	}
 	if !reflect.DeepEqual(src.rd, wantRD) {
 		t.Errorf("librdkafka configuration:\n got %v\nwant %v", src.rd, wantRD)
@@ -447,5 +448,28 @@ func TestEnumeratorNeverDrops(t *testing.T) {
 	}
 	if len(e.known) != 2 {
 		t.Errorf("known %v", e.known)
+	}
+}
+
+// The Java client's reconnect backoff is the default, unless the table sets either
+// backoff, whose meaning librdkafka then keeps.
+func TestReconnectBackoffDefault(t *testing.T) {
+	for _, tc := range []struct {
+		opts map[string]string
+		want map[string]string
+	}{
+		{map[string]string{}, map[string]string{"reconnect.backoff.max.ms": "1000"}},
+		{map[string]string{"properties.reconnect.backoff.max.ms": "5000"}, map[string]string{"reconnect.backoff.max.ms": "5000"}},
+		{map[string]string{"properties.reconnect.backoff.ms": "2000"}, map[string]string{"reconnect.backoff.ms": "2000"}},
+	} {
+		tc.opts["properties.bootstrap.servers"] = "b:9092"
+		tc.want["bootstrap.servers"] = "b:9092"
+		set, err := resolveProperties("t", tc.opts, forSource)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(set.rd, tc.want) {
+			t.Errorf("%v: librdkafka configuration %v, want %v", tc.opts, set.rd, tc.want)
+		}
 	}
 }

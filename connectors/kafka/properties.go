@@ -35,6 +35,10 @@ func (r role) String() string {
 	return "source"
 }
 
+// javaReconnectBackoffMax is the Java client's default reconnect.backoff.max.ms, which
+// pipesql's clients use unless the table sets either reconnect backoff.
+const javaReconnectBackoffMax = "1000"
+
 // Defaults of the settings pipesql derives from Java properties.
 const (
 	defaultAPITimeout     = 60 * time.Second // Java's default.api.timeout.ms
@@ -524,6 +528,15 @@ func resolveProperties(table string, options map[string]string, r role) (*client
 	}
 	if err := s.checkStores(table, options); err != nil {
 		return nil, err
+	}
+	// librdkafka waits up to 10 s between attempts to reach a broker that was down; the
+	// Java client, whose defaults Flink jobs were tuned with, at most 1 s. With the Java
+	// default a job resumes within about a second of a broker (or the whole cluster)
+	// coming back, instead of idling for up to 10 s.
+	_, maxSet := s.rd["reconnect.backoff.max.ms"]
+	_, minSet := s.rd["reconnect.backoff.ms"]
+	if !maxSet && !minSet {
+		s.rd["reconnect.backoff.max.ms"] = javaReconnectBackoffMax
 	}
 	if s.clientIDPrefix != "" {
 		if _, set := s.rd["client.id"]; !set {

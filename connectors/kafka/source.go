@@ -31,6 +31,7 @@ type Source struct {
 	clock Clock
 
 	consumer *ckafka.Consumer
+	fetch    *prefetcher // takes the consumer's events out of librdkafka
 	meta     *metadataClient
 	enum     *enumerator
 	commits  *committer // nil without a group.id
@@ -101,6 +102,12 @@ func NewSource(ctx context.Context, cfg connectors.SourceConfig) (connectors.Sou
 // state it starts at once from the checkpoint's offsets, and discovery catches up in
 // the background.
 func Open(ctx context.Context, cfg connectors.SourceConfig, clock Clock) (*Source, error) {
+	return open(ctx, cfg, clock, true)
+}
+
+// open is Open; without prefetch, Poll takes events out of librdkafka itself (the
+// benchmark compares both ways).
+func open(ctx context.Context, cfg connectors.SourceConfig, clock Clock, prefetch bool) (*Source, error) {
 	o, err := parseOptions(cfg.TableInfo, false)
 	if err != nil {
 		return nil, err
@@ -171,6 +178,9 @@ func Open(ctx context.Context, cfg connectors.SourceConfig, clock Clock) (*Sourc
 
 	bg, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
+	if prefetch {
+		s.fetch = startPrefetch(s.consumer, clock)
+	}
 	go s.enum.run(bg)
 	if s.commits != nil {
 		go s.commits.run(bg)
@@ -242,22 +252,6 @@ func (s *Source) librdkafkaConfig(eof bool) ckafka.ConfigMap {
 	m["go.logs.channel.enable"] = true
 	m["go.logs.channel"] = s.logs
 	return m
-}
-
-// forwardLogs passes librdkafka's warnings and errors to the job's log until quit is
-// closed. They describe connection trouble the connector already works around, so they
-// are information, not warnings; the connector warns about what matters to the job.
-func forwardLogs(logs <-chan ckafka.LogEvent, quit <-chan struct{}, log connectors.Logger, table string) {
-	for {
-		select {
-		case <-quit:
-			return
-		case ev := <-logs:
-			if ev.Level <= 4 {
-				log.Info("librdkafka: "+ev.Message, "table", table, "client", ev.Name, "tag", ev.Tag)
-			}
-		}
-	}
 }
 
 // assign starts reading partitions. A partition whose bounded range is empty is
@@ -353,14 +347,13 @@ func (s *Source) Poll(ctx context.Context, maxWait time.Duration) ([]connectors.
 	deadline := s.clock.Now().Add(maxWait)
 	n := 0
 	for n < s.set.maxPollRecords && s.pendingErr == nil {
-		wait := 0
+		var wait time.Duration
 		if n == 0 {
-			wait = int(deadline.Sub(s.clock.Now()) / time.Millisecond)
-			if wait < 0 {
+			if wait = deadline.Sub(s.clock.Now()); wait < 0 {
 				break
 			}
 		}
-		ev := s.consumer.Poll(wait)
+		ev := s.nextEvent(wait)
 		if ev == nil {
 			if n > 0 || !s.clock.Now().Before(deadline) || s.bounded() && s.active == 0 {
 				break
@@ -390,6 +383,14 @@ func (s *Source) Poll(ctx context.Context, maxWait time.Duration) ([]connectors.
 		}
 	}
 	return batches, nil
+}
+
+// nextEvent returns the reader's next event, waiting up to wait; nil when none came.
+func (s *Source) nextEvent(wait time.Duration) ckafka.Event {
+	if s.fetch == nil {
+		return s.consumer.Poll(int(wait / time.Millisecond))
+	}
+	return s.fetch.next(wait)
 }
 
 // batchRows puts the rows of this Poll into their batches: one allocation holds every
@@ -448,7 +449,9 @@ func (s *Source) record(m *ckafka.Message) bool {
 		return false
 	}
 	ps.lastErr = ""
-	s.readerDown.Store(false)
+	if s.readerDown.Swap(false) {
+		s.log.Warn("kafka source: brokers reachable again; reading resumed", "table", s.opts.table)
+	}
 	off := int64(tp.Offset)
 	if ps.stop >= 0 && off >= ps.stop {
 		s.finish(ps)
@@ -462,12 +465,13 @@ func (s *Source) record(m *ckafka.Message) bool {
 	default:
 		row := s.newRow()
 		if err := s.dec.decode(m, ps.key.topic, row); err != nil {
+			rerr := &RecordError{Table: s.opts.table, Topic: ps.key.topic, Partition: ps.key.partition,
+				Offset: off, Err: fmt.Errorf("%w: %w", ErrBadRecord, err)}
 			if !errors.Is(err, connectors.ErrSkipped) {
-				s.pendingErr = &RecordError{Table: s.opts.table, Topic: ps.key.topic, Partition: ps.key.partition,
-					Offset: off, Err: fmt.Errorf("%w: %w", ErrBadRecord, err)}
+				s.pendingErr = rerr
 				return false
 			}
-			s.skipped.Add(1)
+			s.skip(rerr)
 			break
 		}
 		s.add(ps, row)
@@ -480,6 +484,30 @@ func (s *Source) record(m *ckafka.Message) bool {
 	}
 	return added
 }
+
+// skip counts a record the format could not parse and ignores. The job's log gets the
+// first one, where it is, and the count at every power of ten, so that a stream of bad
+// records is visible without a line per record; Close logs the total.
+func (s *Source) skip(err *RecordError) {
+	n := s.skipped.Add(1)
+	switch {
+	case n == 1:
+		s.log.Warn("kafka source: skipping records that cannot be parsed", "table", s.opts.table, "first", err.Error())
+	case isPowerOfTen(n):
+		s.log.Warn("kafka source: skipping records that cannot be parsed", "table", s.opts.table, "skipped", n, "last", err.Error())
+	}
+}
+
+func isPowerOfTen(n uint64) bool {
+	for n >= 10 && n%10 == 0 {
+		n /= 10
+	}
+	return n == 1
+}
+
+// Skipped returns how many records were skipped because the format ignores parse
+// errors; the runtime shows it in its metrics (exec.SkipCounter).
+func (s *Source) Skipped() int64 { return int64(s.skipped.Load()) }
 
 // newRow returns a row of the produced width, carved from a shared block to save
 // allocations; rows are handed to the runtime and never reused.
@@ -647,7 +675,13 @@ func (s *Source) Close() error {
 		return nil
 	}
 	s.closed = true
+	if n := s.skipped.Load(); n > 0 {
+		s.log.Warn("kafka source: skipped records that could not be parsed", "table", s.opts.table, "skipped", n)
+	}
 	s.cancel()
+	if s.fetch != nil {
+		s.fetch.stop()
+	}
 	err := s.consumer.Close()
 	waitDone := func() bool {
 		t := s.clock.NewTimer(closeWait)

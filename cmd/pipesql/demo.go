@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pipesql/pipesql/internal/demo"
+)
+
+// cmdDemo runs a job file (examples/dau.sql by default) unchanged against an embedded
+// Kafka cluster on localhost:9092.., filled with generated clicks, and shows the results
+// topic as it updates.
+func cmdDemo(args []string, stdout, stderr io.Writer) int {
+	var cf commonFlags
+	fs := newFlagSet("demo", stderr, &cf)
+	brokers := fs.Int("brokers", 3, "brokers in the embedded cluster")
+	port := fs.Int("port", 9092, "port of the first broker; the others follow")
+	rate := fs.Int("rate", 2000, "generated events per second")
+	speedup := fs.Duration("speedup", time.Hour, "event time that passes per second of wall-clock time")
+	duration := fs.Duration("duration", 0, "stop after this long (default: run until Ctrl-C)")
+	eventsTopic := fs.String("events-topic", "events", "topic the generator fills")
+	resultsTopic := fs.String("results-topic", "dau", "topic the viewer follows")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	file := "examples/dau.sql"
+	switch len(files) {
+	case 0:
+	case 1:
+		file = files[0]
+	default:
+		return usageError(stderr, "demo takes at most one job file (got %d)", len(files))
+	}
+
+	ctx, stop := signalContext()
+	defer stop()
+	if *duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *duration)
+		defer cancel()
+	}
+
+	cluster, err := demo.StartCluster(*brokers, *port, map[string]int32{*eventsTopic: 6, *resultsTopic: 3})
+	if err != nil {
+		fmt.Fprintf(stderr, "pipesql demo: %v\n", err)
+		return exitJobFailed
+	}
+	defer cluster.Close()
+
+	logs := &logTail{max: 5}
+	r := newRunner(io.Discard, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	// Metrics and /status as for run (--metrics-addr); the screen is the progress display.
+	cf.obs.progress = "off"
+	if r.obs, err = cf.obs.open(io.Discard, logs); err != nil {
+		fmt.Fprintf(stderr, "pipesql demo: %v\n", err)
+		return exitUsage
+	}
+	r.log = r.obs.log
+	defer cf.obs.close()
+	// The embedded cluster is new each time, so the job's checkpoints must be too: a
+	// restore would point at offsets this cluster never had.
+	checkpoints, err := os.MkdirTemp("", "pipesql-demo-checkpoints")
+	if err != nil {
+		fmt.Fprintf(stderr, "pipesql demo: %v\n", err)
+		return exitJobFailed
+	}
+	defer os.RemoveAll(checkpoints)
+	if err := r.session.Set("state.checkpoints.dir", checkpoints); err != nil {
+		fmt.Fprintf(stderr, "pipesql demo: %v\n", err)
+		return exitJobFailed
+	}
+	if err := r.applySets(cf.sets); err != nil {
+		fmt.Fprintf(stderr, "pipesql demo: %v\n", err)
+		return exitUsage
+	}
+	stmts, err := r.parseFile(file)
+	for _, s := range stmts {
+		if err != nil {
+			break
+		}
+		err = r.execute(ctx, s)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "pipesql demo: %v\n", err)
+		return exitCode(err)
+	}
+
+	var stats demo.Stats
+	var results demo.Table
+	var wg sync.WaitGroup
+	start := time.Now()
+	simStart := time.Now().UTC().Truncate(24 * time.Hour).Add(12 * time.Hour) // 20:00 in Asia/Shanghai
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		err := demo.Generate(ctx, demo.GeneratorOptions{
+			Topic: *eventsTopic, Brokers: cluster.Addrs, EventsPerSec: *rate, Speedup: *speedup,
+			Start: simStart, Apps: []string{"shop", "news", "game", "mail", "maps"}, Users: 200_000, Seed: 1,
+		}, &stats)
+		if err != nil {
+			logs.Write([]byte("generator: " + err.Error() + "\n"))
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		demo.Follow(ctx, cluster.Addrs, *resultsTopic, &results)
+	}()
+	jobDone := make(chan error, 1)
+	go func() { jobDone <- r.runJobs(ctx) }()
+
+	screen := isTerminal(os.Stdout) && stdout == os.Stdout
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	var jobErr error
+	running := true
+	for running {
+		select {
+		case <-ctx.Done():
+			running = false
+			jobErr = <-jobDone
+		case jobErr = <-jobDone:
+			running = false
+		case <-ticker.C:
+		}
+		drawDemo(stdout, screen, cluster.Addrs, file, *speedup, &stats, &results, logs, time.Since(start), jobErr)
+	}
+	wg.Wait()
+	if jobErr != nil && !errors.Is(jobErr, context.Canceled) {
+		fmt.Fprintf(stderr, "pipesql demo: %v\n", jobErr)
+		return exitJobFailed
+	}
+	return exitOK
+}
+
+func drawDemo(w io.Writer, screen bool, addrs []string, file string, speedup time.Duration, stats *demo.Stats, results *demo.Table, logs *logTail, up time.Duration, jobErr error) {
+	var b strings.Builder
+	if screen {
+		b.WriteString("\x1b[H\x1b[2J")
+	}
+	produced, late, sim := stats.Snapshot()
+	fmt.Fprintf(&b, "pipesql demo: %s against an embedded cluster of %d brokers (%s)\n", file, len(addrs), strings.Join(addrs, ", "))
+	fmt.Fprintf(&b, "up %s | generated %d events (%d late) | event time %s\n",
+		up.Truncate(time.Second), produced, late, sim.Format("2006-01-02 15:04 MST"))
+	status := "RUNNING"
+	if jobErr != nil {
+		status = "FAILED: " + jobErr.Error()
+	}
+	fmt.Fprintf(&b, "job: %s | a day of event time passes every %s; each day's DAU appears when the watermark closes it\n\n",
+		status, time.Duration(float64(24*time.Hour)/float64(max(speedup, time.Millisecond))*float64(time.Second)).Truncate(time.Second))
+	rows := results.Rows([]string{"day", "app", "dau"})
+	printBoxed(&b, []string{"day", "app", "dau"}, rows)
+	if len(rows) == 0 {
+		b.WriteString("(no day has closed yet)\n")
+	}
+	if tail := logs.String(); tail != "" {
+		b.WriteString("\nrecent warnings:\n")
+		b.WriteString(tail)
+	}
+	if !screen {
+		b.WriteString("\n")
+	}
+	io.WriteString(w, b.String())
+}
+
+// logTail keeps the last few log lines for the demo screen.
+type logTail struct {
+	mu    sync.Mutex
+	max   int
+	lines []string
+}
+
+func (l *logTail) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		l.lines = append(l.lines, line)
+	}
+	if len(l.lines) > l.max {
+		l.lines = l.lines[len(l.lines)-l.max:]
+	}
+	return len(p), nil
+}
+
+func (l *logTail) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.lines) == 0 {
+		return ""
+	}
+	return strings.Join(l.lines, "\n") + "\n"
+}

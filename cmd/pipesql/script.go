@@ -1,0 +1,296 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/pipesql/pipesql/connectors"
+	"github.com/pipesql/pipesql/exec"
+	"github.com/pipesql/pipesql/parser"
+	"github.com/pipesql/pipesql/planner"
+	"github.com/pipesql/pipesql/types"
+)
+
+// sqlError marks an error in what the user wrote (SQL, options, flags): exit code 2.
+type sqlError struct{ err error }
+
+func (e sqlError) Error() string { return e.err.Error() }
+func (e sqlError) Unwrap() error { return e.err }
+
+// runner executes the statements of job files against one planner session. run, explain
+// and the shell share it, so a file means the same thing in all three.
+type runner struct {
+	session *planner.Session
+	sources map[string]string // file name -> text, to show the line of a positioned error
+	out     io.Writer
+	log     *slog.Logger
+
+	// explainOnly validates and plans INSERT and SELECT statements without running them.
+	explainOnly bool
+	// chatty confirms each statement that prints nothing else, as Flink's SQL client does;
+	// the shell is chatty, run and explain are quiet so that their output is the results.
+	chatty bool
+	// obs shows the jobs' progress and metrics (observe.go); nil shows nothing.
+	obs *observer
+	// jobs are the INSERT jobs planned so far, run together by runJobs.
+	jobs []*planner.Program
+}
+
+func newRunner(out io.Writer, log *slog.Logger) *runner {
+	return &runner{session: planner.NewSession(), sources: map[string]string{}, out: out, log: log}
+}
+
+// applySets applies --set KEY=VALUE flags.
+func (r *runner) applySets(sets []string) error {
+	for _, kv := range sets {
+		key, value, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(key) == "" {
+			return sqlError{fmt.Errorf("--set %q: expected KEY=VALUE", kv)}
+		}
+		if err := r.session.Set(strings.TrimSpace(key), strings.TrimSpace(value)); err != nil {
+			return sqlError{fmt.Errorf("--set %s: %w", key, err)}
+		}
+	}
+	return nil
+}
+
+// parseFile reads and parses a job file.
+func (r *runner) parseFile(file string) ([]parser.Statement, error) {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil, sqlError{err}
+	}
+	return r.parseText(file, string(src))
+}
+
+func (r *runner) parseText(file, src string) ([]parser.Statement, error) {
+	r.sources[file] = src
+	stmts, err := parser.ParseScript(file, src)
+	if err != nil {
+		return nil, r.sqlErr(err)
+	}
+	return stmts, nil
+}
+
+// sqlErr marks err as the user's and, when it has a position, attaches the source line.
+func (r *runner) sqlErr(err error) error {
+	var perr *parser.Error
+	if errors.As(err, &perr) && perr.LineText == "" {
+		if src, ok := r.sources[perr.Pos.File]; ok {
+			return sqlError{perr.WithSource(src)}
+		}
+	}
+	return sqlError{err}
+}
+
+// execute runs one statement. INSERT statements are planned and queued as jobs;
+// a SELECT runs at once and prints its rows.
+func (r *runner) execute(ctx context.Context, stmt parser.Statement) error {
+	switch s := stmt.(type) {
+	case *parser.Set:
+		if s.Key == "" {
+			r.printTable([]string{"key", "value"}, settingsRows(r.session.Settings()))
+			return nil
+		}
+		if err := r.session.Apply(s); err != nil {
+			return r.sqlErr(err)
+		}
+		r.confirm()
+		return nil
+	case *parser.CreateTable, *parser.CreateView, *parser.DropTable, *parser.DropView, *parser.Reset:
+		if err := r.session.Apply(s); err != nil {
+			return r.sqlErr(err)
+		}
+		r.confirm()
+		return nil
+	case *parser.Show:
+		return r.show(s)
+	case *parser.Describe:
+		rows, err := r.session.Describe(s.Name)
+		if err != nil {
+			return r.sqlErr(err)
+		}
+		r.printTable(planner.DescribeHeader, rows)
+		return nil
+	case *parser.Explain:
+		text, err := r.session.Explain(s.Stmt)
+		if err != nil {
+			return r.sqlErr(err)
+		}
+		fmt.Fprintln(r.out, strings.TrimRight(text, "\n"))
+		return nil
+	case *parser.Insert, *parser.StatementSet:
+		prog, err := r.session.Plan(s)
+		if err != nil {
+			return r.sqlErr(err)
+		}
+		if r.explainOnly {
+			fmt.Fprintln(r.out, strings.TrimRight(planner.Explain(prog), "\n"))
+			return nil
+		}
+		r.jobs = append(r.jobs, prog)
+		return nil
+	case *parser.QueryStatement:
+		prog, err := r.session.Plan(s)
+		if err != nil {
+			return r.sqlErr(err)
+		}
+		if r.explainOnly {
+			fmt.Fprintln(r.out, strings.TrimRight(planner.Explain(prog), "\n"))
+			return nil
+		}
+		return r.runQuery(ctx, prog)
+	case *parser.Help:
+		fmt.Fprint(r.out, helpText)
+		return nil
+	case *parser.Quit:
+		return nil
+	case *parser.StopJob:
+		return r.sqlErr(parser.Errorf(s.At, "STOP JOB is only available in the interactive shell"))
+	}
+	return r.sqlErr(parser.Errorf(stmt.Pos(), "unsupported statement %s", parser.Format(stmt)))
+}
+
+func (r *runner) show(s *parser.Show) error {
+	switch s.What {
+	case parser.ShowTables:
+		r.printTable([]string{"table name"}, column(r.session.Tables()))
+	case parser.ShowViews:
+		r.printTable([]string{"view name"}, column(r.session.Views()))
+	case parser.ShowFunctions:
+		r.printTable([]string{"function name"}, column(functionNames()))
+	case parser.ShowJobs:
+		r.printTable([]string{"job id", "job name", "status", "start time"}, nil)
+	case parser.ShowCreateTable, parser.ShowCreateView:
+		text, err := r.session.ShowCreate(s.Name)
+		if err != nil {
+			return r.sqlErr(err)
+		}
+		fmt.Fprintln(r.out, strings.TrimRight(text, "\n"))
+	}
+	return nil
+}
+
+// runJobs runs the queued INSERT jobs together until all finish or ctx is cancelled.
+// The first job failure cancels the others.
+func (r *runner) runJobs(ctx context.Context) error {
+	if len(r.jobs) == 0 {
+		return nil
+	}
+	jobs := make([]*exec.Job, len(r.jobs))
+	keys := jobKeys(r.jobs)
+	for i, prog := range r.jobs {
+		opts := exec.Options{Log: r.log}
+		store, err := r.openCheckpoints(prog, keys[i], &opts)
+		if err != nil {
+			return err
+		}
+		if store != nil {
+			defer store.Close()
+		}
+		job, err := exec.NewJob(prog, opts)
+		if err != nil {
+			return r.sqlErr(err)
+		}
+		jobs[i] = job
+	}
+	stopWatching, err := r.obs.watch(ctx, r.jobs, jobs)
+	if err != nil {
+		return err
+	}
+	defer stopWatching()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	errs := make([]error, len(jobs))
+	for i, job := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := job.Run(ctx); err != nil {
+				errs[i] = userError(fmt.Errorf("job %s failed: %w", jobName(r.jobs[i], i), err))
+				cancel(errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func jobName(prog *planner.Program, i int) string {
+	if name := prog.Settings["pipeline.name"]; name != "" {
+		return fmt.Sprintf("%q", name)
+	}
+	return fmt.Sprintf("#%d", i+1)
+}
+
+// runQuery runs a SELECT and prints its rows as a tableau (an appended text table),
+// Flink's result mode for non-interactive runs.
+func (r *runner) runQuery(ctx context.Context, prog *planner.Program) error {
+	schema := prog.Pipelines[0].Root.Schema()
+	tw := newTableau(r.out, schema)
+	job, err := exec.NewJob(prog, exec.Options{
+		Log: r.log,
+		Collect: func(kind connectors.RowKind, row types.Row) {
+			tw.row(kind, row)
+		},
+	})
+	if err != nil {
+		return r.sqlErr(err)
+	}
+	tw.header()
+	err = job.Run(ctx)
+	tw.footer()
+	return err
+}
+
+func (r *runner) confirm() {
+	if r.chatty {
+		fmt.Fprintln(r.out, "[INFO] Execute statement succeeded.")
+	}
+}
+
+func settingsRows(kv [][2]string) [][]string {
+	rows := make([][]string, len(kv))
+	for i, p := range kv {
+		rows[i] = []string{p[0], p[1]}
+	}
+	return rows
+}
+
+func column(values []string) [][]string {
+	rows := make([][]string, len(values))
+	for i, v := range values {
+		rows[i] = []string{v}
+	}
+	return rows
+}
+
+func (r *runner) printTable(header []string, rows [][]string) {
+	printBoxed(r.out, header, rows)
+	switch len(rows) {
+	case 0:
+		fmt.Fprintln(r.out, "Empty set")
+	case 1:
+		fmt.Fprintln(r.out, "1 row in set")
+	default:
+		fmt.Fprintf(r.out, "%d rows in set\n", len(rows))
+	}
+}
+
+const helpText = `The SQL statements pipesql understands:
+  CREATE [TEMPORARY] TABLE [IF NOT EXISTS] t (...) WITH ('connector' = '...', ...)
+  CREATE [TEMPORARY] VIEW v AS SELECT ...      DROP TABLE|VIEW [IF EXISTS] name
+  SET 'key' = 'value'    SET    RESET ['key']
+  SHOW TABLES | VIEWS | FUNCTIONS | JOBS | CREATE TABLE t    DESCRIBE t
+  EXPLAIN [PLAN FOR] INSERT ... | SELECT ...
+  INSERT INTO t SELECT ...    SELECT ...
+  EXECUTE STATEMENT SET BEGIN INSERT ...; INSERT ...; END;
+  STOP JOB 'id' [WITH SAVEPOINT]    HELP    QUIT
+`

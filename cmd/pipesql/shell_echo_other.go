@@ -1,0 +1,8 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package main
+
+import "os"
+
+// quietInput leaves the echo alone where the shell does not know the terminal's ioctls.
+func quietInput(*os.File) (restore func()) { return func() {} }

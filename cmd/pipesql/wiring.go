@@ -1,0 +1,8 @@
+package main
+
+// The connectors and formats the binary ships: each registers itself in init().
+import (
+	_ "github.com/pipesql/pipesql/connectors/builtin"
+	_ "github.com/pipesql/pipesql/connectors/formats"
+	_ "github.com/pipesql/pipesql/connectors/kafka"
+)

@@ -1,0 +1,125 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pipesql/pipesql/connectors"
+	"github.com/pipesql/pipesql/exec/eval"
+	"github.com/pipesql/pipesql/planner"
+	"github.com/pipesql/pipesql/types"
+)
+
+// calcProgram is a compiled planner.Calc: a filter and projections. It is stateless, so
+// one program serves every run; the source task runs it fused with the scan, and a Calc
+// elsewhere runs as its own operator.
+type calcProgram struct {
+	filter func(types.Row) (bool, error) // nil: every row passes
+	projs  []eval.Evaluator
+	// cols[i] is the input column projection i copies, -1 when it computes something:
+	// copying a column needs no call.
+	cols []int
+	// identity is true when the projections return the input row unchanged, so rows that
+	// pass the filter are passed on as they are.
+	identity bool
+	inWidth  int
+}
+
+func compileCalc(n *planner.Calc, env eval.Env) (*calcProgram, error) {
+	p := &calcProgram{inWidth: len(n.Input.Schema())}
+	if n.Filter != nil {
+		f, err := eval.CompilePredicate(n.Filter, env)
+		if err != nil {
+			return nil, fmt.Errorf("filter %s: %w", n.Filter, err)
+		}
+		p.filter = f
+	}
+	p.identity = len(n.Projections) == p.inWidth
+	for i, e := range n.Projections {
+		col := -1
+		if c, ok := e.(*planner.ColumnRef); ok {
+			if c.Index < 0 || c.Index >= p.inWidth {
+				return nil, fmt.Errorf("%w: projection %s reads column %d of %d", ErrUnsupportedPlan, c, c.Index, p.inWidth)
+			}
+			col = c.Index
+		}
+		if col != i {
+			p.identity = false
+		}
+		ev, err := eval.Compile(e, env)
+		if err != nil {
+			return nil, fmt.Errorf("projection %s: %w", e, err)
+		}
+		p.projs = append(p.projs, ev)
+		p.cols = append(p.cols, col)
+	}
+	return p, nil
+}
+
+// apply filters and projects rows (with their kinds, nil when all inserts). Output rows
+// of a batch share one backing array, so a batch costs two allocations, not one per row.
+func (p *calcProgram) apply(rows []types.Row, kinds []connectors.RowKind) ([]types.Row, []connectors.RowKind, error) {
+	if p.identity && p.filter == nil {
+		return rows, kinds, nil
+	}
+	out := rows[:0:0]
+	var outKinds []connectors.RowKind
+	if kinds != nil {
+		outKinds = make([]connectors.RowKind, 0, len(rows))
+	}
+	var backing []types.Value
+	width := len(p.projs)
+	for i, row := range rows {
+		if p.filter != nil {
+			ok, err := p.filter(row)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !ok {
+				continue
+			}
+		}
+		if p.identity {
+			out = append(out, row)
+		} else {
+			if len(backing) < width {
+				backing = make([]types.Value, width*max(len(rows)-i, 1))
+			}
+			r := backing[:width:width]
+			backing = backing[width:]
+			for j, ev := range p.projs {
+				if c := p.cols[j]; c >= 0 {
+					r[j] = row[c]
+					continue
+				}
+				v, err := ev(row)
+				if err != nil {
+					return nil, nil, err
+				}
+				r[j] = v
+			}
+			if out == nil {
+				out = make([]types.Row, 0, len(rows)-i)
+			}
+			out = append(out, r)
+		}
+		if kinds != nil {
+			outKinds = append(outKinds, kinds[i])
+		}
+	}
+	return out, outKinds, nil
+}
+
+// calcOp runs a Calc as its own operator (a Calc after an aggregate).
+type calcOp struct {
+	nopOperator
+	prog *calcProgram
+}
+
+func (c *calcOp) processBatch(ctx context.Context, b batch, out *outbox) error {
+	rows, kinds, err := c.prog.apply(b.rows, b.kinds)
+	if err != nil {
+		return err
+	}
+	return out.emitBatch(ctx, batch{rows: rows, kinds: kinds})
+}

@@ -1,0 +1,114 @@
+// Package exec runs a planned job: it turns a planner.Program into a streaming pipeline
+// of operators and runs it until its bounded inputs end or its context is cancelled.
+//
+// # Tasks, batches and events
+//
+// Each pipeline (one INSERT INTO or SELECT) is a chain of tasks, each in its own
+// goroutine, connected by channels of events. An event is one of a batch of rows with
+// their change kinds (+I -U +U -D), a watermark, a checkpoint barrier, or the end of the
+// stream. Rows travel in batches (Options.BatchSize, 1024 by default), never one per
+// channel send, so channel costs are paid per batch.
+//
+// The first task of a pipeline is its source task: the connector's Poll, and fused into
+// it the Calc nodes (computed columns, filters, projections) and the WatermarkAssigner
+// right above the scan. Fusing puts the watermark where the split (Kafka partition, file)
+// of each row is known. Every other operator (window aggregate, group aggregate, window
+// table function, a later Calc) runs in a task of its own, so that decoding and
+// aggregating use two cores; the sink or the collect callback is the last task.
+//
+// # Event time
+//
+// For each split the source task keeps the largest value of the WATERMARK expression seen
+// in it; the source's watermark is the minimum over the active splits. A split that has
+// produced nothing holds the watermark back until it has been idle for the idle timeout
+// (scan.watermark.idle-timeout, table.exec.source.idle-timeout); with no timeout it holds
+// it back for ever, as in Flink. The watermark is emitted every
+// pipeline.auto-watermark-interval (200 ms) when it advanced, and as +inf at the end of a
+// bounded input, which fires every window. Rows with a NULL event time are dropped and
+// counted (Flink fails the job on them; a job that fails on every restart on the same
+// record helps nobody).
+//
+// Windows are computed on local time: for a TIMESTAMP_LTZ time column the wall clock in
+// table.local-time-zone (a 1-day window in Asia/Shanghai runs from 16:00 UTC to 16:00 UTC,
+// shown as 00:00 to 00:00), for a TIMESTAMP column its own value. A window fires when the
+// watermark reaches its last millisecond; rows that arrive after every window they belong
+// to has fired are dropped and counted as late.
+//
+// # Aggregation state
+//
+// Window aggregates keep state in slices, as Flink's window aggregates do: TUMBLE slices
+// are windows, HOP slices are gcd(size, slide) long and merged per window when it fires,
+// CUMULATE slices are one step long and merged into the window's running accumulator at
+// each step end, which emits the running result (the daily active users, updated every
+// minute). State of fired windows is deleted. Group keys are encoded into compact bytes
+// for the state maps; aggregate state lives in exec/agg buffers. A non-windowed GROUP BY
+// emits an updating changelog: +I for a new group, -U/+U when its result changes.
+//
+// # Stopping and failing
+//
+// Cancelling the context given to Job.Run stops the job cleanly: sources stop polling,
+// the rows already read drain through the pipeline, no window fires that had not, sinks
+// flush and close, and Run returns nil. An operator error fails the job: every task stops,
+// connectors are closed, and Run returns an *OperatorError naming the operator (a source
+// error is named after its table and carries the connector's split and position),
+// unless the restart strategy restarts it (below).
+//
+// # Checkpoints
+//
+// With execution.checkpointing.interval set, a coordinator (checkpoint.go) injects a
+// barrier at every source task each interval. A source task, between two polls,
+// snapshots its connector (the position after exactly the rows it emitted) and its
+// splits' watermarks and sends the barrier after those rows; every operator passes the
+// barrier on after the rows before it, snapshotting its state when it arrives. Each
+// pipeline is a chain of one-input operators, so barriers never need aligning and
+// EXACTLY_ONCE and AT_LEAST_ONCE behave the same. When every root has the barrier, the
+// cut is complete and a background goroutine writes it to the state.Store
+// (Options.Store, one job key per job): new values with Put, unchanged ones with Reuse,
+// the commit record last. Processing does not wait for the write: the in-line part is
+// an operator serializing what changed since the last completed checkpoint, which
+// Metrics reports (OperatorMetrics.SnapshotPause, CheckpointMetrics.LastPause).
+//
+// Window aggregates checkpoint per window and key group (aggcheckpoint.go, opstate.go):
+// a checkpoint rewrites the key groups that changed since the previous completed
+// checkpoint and reuses the others; fired windows are simply not written again, which
+// deletes them. Aggregate buffers are serialized by exec/agg (roaring bitmaps in the
+// portable format behind a version byte). The COUNT(DISTINCT) dictionary is a chain of
+// chunks, merged like a binary counter but never into more than 2^18 entries at once,
+// which bounds both the in-line rewrite and the chunks a restore replays. After a failed
+// checkpoint, what it wrote is rewritten, nothing more.
+//
+// One checkpoint is in flight at a time; a failed one (storage error, timeout) is
+// counted, and more than execution.checkpointing.tolerable-failed-checkpoints failures
+// in a row fail the job. When every source has ended its input, or the job is stopped,
+// one final checkpoint covers the last rows before the streams end; a stop exports it
+// as a savepoint under execution.checkpointing.savepoint-dir when set, and
+// Job.StopWithSavepoint (STOP JOB ... WITH SAVEPOINT) under the directory it is given.
+// Job.Savepoint writes one without stopping.
+//
+// # Exactly-once output
+//
+// A sink implementing connectors.CommittingSink (the filesystem sink) commits in two
+// phases: at each barrier it stages what it was given (its state goes into the
+// checkpoint), and publishes it when the checkpoint completes; a restored sink publishes
+// what its checkpoint staged and drops what was written after it. Rows replayed after a
+// recovery are therefore never seen twice. Other sinks flush at each barrier and are
+// at-least-once.
+//
+// # Recovery
+//
+// Run starts from the savepoint of execution.savepoint.path, else from the latest
+// checkpoint of the job in Options.Store (falling back past corrupt ones, which the store
+// reports), else from nothing; starting the process again with the same job and store
+// therefore resumes it. The saved state must match the plan (state.Meta.CheckPlan on
+// each stateful operator's description): a query whose aggregates, windows or keys
+// changed is refused with an error wrapping state.ErrPlanMismatch naming the operator
+// and both descriptions, unless execution.savepoint.ignore-unclaimed-state allows
+// starting with the state it cannot use dropped. A job that already finished resumes at
+// the end of its inputs and writes nothing more.
+//
+// When a run fails, the restart strategy (package restart: restart-strategy.type none,
+// fixed-delay, failure-rate or exponential-delay, Flink's names and defaults;
+// exponential-delay when checkpointing is on and no strategy is set) says whether and
+// after how long, waited on the job's Clock; the job is then rebuilt in-process from its
+// latest completed checkpoint (without checkpoints, from what it started from).
+package exec

@@ -1,0 +1,442 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pipesql/pipesql/connectors"
+	"github.com/pipesql/pipesql/exec/eval"
+	"github.com/pipesql/pipesql/exec/restart"
+	"github.com/pipesql/pipesql/planner"
+	"github.com/pipesql/pipesql/state"
+	"github.com/pipesql/pipesql/types"
+)
+
+// Options configures a Job. The zero value is valid.
+type Options struct {
+	// Clock is where time comes from: periodic watermarks, idle splits, processing-time
+	// windows, CURRENT_TIMESTAMP. Default: the wall clock.
+	Clock Clock
+	// Log receives the job's warnings and those of its connectors. Default: discarded.
+	Log *slog.Logger
+	// Collect receives the rows of a SELECT (a Collect root), in order, with their kinds.
+	// It is called from one goroutine. Required when the program has a SELECT.
+	Collect func(kind connectors.RowKind, row types.Row)
+	// BatchSize is the most rows an operator sends downstream in one batch. Default: 1024.
+	BatchSize int
+	// Store keeps the job's checkpoints when execution.checkpointing.interval is set, and
+	// is where Run resumes from: the latest checkpoint of JobKey in it. nil: an in-memory
+	// store, so checkpoints serve restarts within this process only.
+	Store state.Store
+	// JobKey names the job's checkpoints in Store. It must stay the same across changes
+	// of the query for the upgrade check to see the old state. Default: the program's
+	// fingerprint.
+	JobKey string
+	// Restart replaces the restart strategy the settings configure (restart-strategy.*,
+	// see package restart).
+	Restart restart.Strategy
+}
+
+// Settings the runtime reads from planner.Program.Settings.
+const (
+	settingWatermarkInterval = "pipeline.auto-watermark-interval"
+	settingLocalTimeZone     = "table.local-time-zone"
+	settingMiniBatch         = "table.exec.mini-batch.enabled"
+)
+
+// defaultWatermarkInterval is Flink's default pipeline.auto-watermark-interval.
+const defaultWatermarkInterval = 200 * time.Millisecond
+
+// Job is a compiled program, ready to run. Its configuration is fixed by NewJob. Run
+// starts from the savepoint of execution.savepoint.path, else from the latest checkpoint
+// in Options.Store, else from empty state.
+type Job struct {
+	opts      Options
+	settings  map[string]string
+	pipelines []*pipelineSpec
+	cfg       CheckpointConfig
+	ckpt      *checkpointSetup // nil when the job does not checkpoint
+	restart   restart.Strategy
+	stats     checkpointStats
+	life      lifecycle // for Lifecycle (observe.go)
+	// failHook, when set, is called before each batch an operator processes; an error it
+	// returns fails the operator (tests inject failures with it).
+	failHook func(pipeline int, operator string) error
+
+	running atomic.Bool
+	mu      sync.Mutex
+	coord   *coordinator       // of the run in progress, nil between runs
+	stopRun context.CancelFunc // stops the Run in progress
+	stopSP  savepointRequest   // the savepoint StopWithSavepoint asked for
+}
+
+// checkpointSetup is what checkpointing a job needs, fixed by NewJob.
+type checkpointSetup struct {
+	cfg       CheckpointConfig
+	store     state.Store
+	jobKey    string
+	plan      string           // the program's fingerprint
+	operators []state.Operator // the stateful operators, for Meta and CheckPlan
+}
+
+// pipelineSpec is one compiled pipeline: a source task, then operators, root last.
+type pipelineSpec struct {
+	index     int
+	statement string
+	source    *sourceSpec
+	ops       []*opSpec
+}
+
+// runEnv is what the tasks of one run share.
+type runEnv struct {
+	clock     Clock
+	log       *slog.Logger
+	settings  map[string]string
+	batchSize int
+	stop      context.Context // cancelled when the job is to stop cleanly
+	coord     *coordinator    // nil when the run does not checkpoint
+	// checkpointed holds the pipelines that take part in checkpoints (those reading a table).
+	checkpointed map[int]bool
+	failHook     func(pipeline int, operator string) error
+}
+
+// NewJob compiles prog: expressions, aggregates, windows and the shape of each pipeline.
+// Its errors are plan-time errors; connectors are opened by Run.
+func NewJob(prog *planner.Program, opts Options) (*Job, error) {
+	if prog == nil {
+		return nil, fmt.Errorf("%w: no program", ErrUnsupportedPlan)
+	}
+	if opts.Clock == nil {
+		opts.Clock = WallClock{}
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case opts.BatchSize == 0:
+		opts.BatchSize = 1024
+	case opts.BatchSize < 0:
+		return nil, fmt.Errorf("%w: BatchSize %d is negative", ErrInvalidOptions, opts.BatchSize)
+	}
+	settings := prog.Settings
+	if settings == nil {
+		settings = map[string]string{}
+	}
+	wmInterval, err := watermarkInterval(settings)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := planner.LoadTimeZone(settings[settingLocalTimeZone])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidOptions, settingLocalTimeZone, err)
+	}
+	miniBatch := false
+	if v, ok := settings[settingMiniBatch]; ok {
+		if miniBatch, err = connectors.ParseBool(v); err != nil {
+			return nil, fmt.Errorf("%w: %s = '%s': %v", ErrInvalidOptions, settingMiniBatch, v, err)
+		}
+	}
+	c := &compiler{
+		opts: opts, env: eval.Env{Location: loc, Now: opts.Clock.Now},
+		wmInterval: wmInterval, miniBatch: miniBatch, settings: settings,
+	}
+	j := &Job{opts: opts, settings: settings}
+	for i, p := range prog.Pipelines {
+		ps, err := c.pipeline(i, p)
+		if err != nil {
+			if len(prog.Pipelines) > 1 {
+				return nil, fmt.Errorf("statement %d: %w", i+1, err)
+			}
+			return nil, err
+		}
+		j.pipelines = append(j.pipelines, ps)
+	}
+	if j.cfg, err = ReadCheckpointConfig(settings); err != nil {
+		return nil, err
+	}
+	j.restart = opts.Restart
+	if j.restart == nil {
+		if j.restart, err = restart.FromSettings(settings, j.cfg.Enabled(), nil); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+		}
+	}
+	if j.cfg.Enabled() || j.cfg.RestorePath != "" {
+		j.ckpt = j.checkpointSetup(prog)
+	}
+	return j, nil
+}
+
+// checkpointSetup describes the job's state for checkpoints.
+func (j *Job) checkpointSetup(prog *planner.Program) *checkpointSetup {
+	s := &checkpointSetup{cfg: j.cfg, store: j.opts.Store, jobKey: j.opts.JobKey, plan: prog.Fingerprint}
+	if s.jobKey == "" {
+		s.jobKey = prog.Fingerprint
+	}
+	if s.jobKey == "" {
+		s.jobKey = "job"
+	}
+	if s.store == nil && j.cfg.Enabled() {
+		log := j.opts.Log
+		s.store = state.NewMemory(state.Options{
+			NumRetained: j.cfg.NumRetained + 1,
+			Warn:        func(err error) { log.Warn("checkpoint storage", "err", err) },
+		})
+	}
+	for _, ps := range j.pipelines {
+		if ps.source.stateID != "" {
+			s.operators = append(s.operators, state.Operator{ID: ps.source.stateID, Desc: ps.source.stateDesc})
+		}
+		for _, op := range ps.ops {
+			if op.stateID != "" {
+				s.operators = append(s.operators, state.Operator{ID: op.stateID, Desc: op.stateDesc})
+			}
+		}
+	}
+	return s
+}
+
+// watermarkInterval reads pipeline.auto-watermark-interval.
+func watermarkInterval(settings map[string]string) (time.Duration, error) {
+	v, ok := settings[settingWatermarkInterval]
+	if !ok {
+		return defaultWatermarkInterval, nil
+	}
+	d, err := connectors.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s = '%s': %v", ErrInvalidOptions, settingWatermarkInterval, v, err)
+	}
+	return d, nil
+}
+
+// compiler turns plan nodes into task specs.
+type compiler struct {
+	opts       Options
+	env        eval.Env
+	wmInterval time.Duration
+	miniBatch  bool
+	settings   map[string]string
+}
+
+// pipeline compiles one pipeline. Pipelines are chains (no joins or unions yet): a
+// source (scan or values), the Calc/WatermarkAssigner nodes fused into its task, then
+// one task per operator up to the root.
+func (c *compiler) pipeline(index int, p *planner.Pipeline) (*pipelineSpec, error) {
+	if p == nil || p.Root == nil {
+		return nil, fmt.Errorf("%w: empty pipeline", ErrUnsupportedPlan)
+	}
+	var chain []planner.Node // leaf first
+	for n := p.Root; ; {
+		chain = append([]planner.Node{n}, chain...)
+		kids := n.Children()
+		if len(kids) == 0 {
+			break
+		}
+		if len(kids) > 1 {
+			return nil, fmt.Errorf("%w: %s has %d inputs", ErrUnsupportedPlan, n.Explain(), len(kids))
+		}
+		n = kids[0]
+	}
+	ps := &pipelineSpec{index: index, statement: p.Statement}
+	src := &sourceSpec{pipeline: index, wmInterval: c.wmInterval}
+	switch n := chain[0].(type) {
+	case *planner.TableSourceScan:
+		src.scan = n
+		src.name = "source " + n.Table
+		src.src = newSrcMetrics(index, n.Table)
+		src.stateID = fmt.Sprintf("%d/%s", index, src.name)
+		conn := ""
+		if n.Connector != nil {
+			conn = n.Connector.Name
+		}
+		src.stateDesc = fmt.Sprintf("source %s (%s) v%d", n.Table, conn, stateVersion)
+		if len(n.Out) != len(n.Produce) {
+			return nil, fmt.Errorf("%w: scan of %s produces %d columns but its schema has %d",
+				ErrUnsupportedPlan, n.Table, len(n.Produce), len(n.Out))
+		}
+	case *planner.Values:
+		src.name = "values"
+		for _, row := range n.Rows {
+			if len(row) != len(n.Out) {
+				return nil, fmt.Errorf("%w: values row of %d columns, want %d", ErrUnsupportedPlan, len(row), len(n.Out))
+			}
+			evs := make([]eval.Evaluator, len(row))
+			for i, e := range row {
+				ev, err := eval.Compile(e, c.env)
+				if err != nil {
+					return nil, fmt.Errorf("values: %w", err)
+				}
+				evs[i] = ev
+			}
+			src.values = append(src.values, evs)
+		}
+	default:
+		return nil, fmt.Errorf("%w: a pipeline must start with a table scan or values, not %s", ErrUnsupportedPlan, chain[0].Explain())
+	}
+	src.metrics = newOpMetrics(index, src.name)
+	ps.source = src
+
+	// Fuse the Calc and WatermarkAssigner nodes right above the source into its task.
+	i := 1
+	for ; i < len(chain)-1; i++ {
+		switch n := chain[i].(type) {
+		case *planner.Calc:
+			prog, err := compileCalc(n, c.env)
+			if err != nil {
+				return nil, err
+			}
+			src.stages = append(src.stages, sourceStage{calc: prog})
+			continue
+		case *planner.WatermarkAssigner:
+			if src.hasWM || src.scan == nil {
+				return nil, fmt.Errorf("%w: %s must be right above a table scan", ErrUnsupportedPlan, n.Explain())
+			}
+			wm, err := compileWatermark(n, c.env)
+			if err != nil {
+				return nil, err
+			}
+			src.stages = append(src.stages, sourceStage{wm: wm})
+			src.hasWM = true
+			src.idle = n.IdleTimeout
+			continue
+		}
+		break
+	}
+
+	updating := false // whether the stream so far carries updates
+	seen := map[string]int{}
+	for ; i < len(chain); i++ {
+		n := chain[i]
+		isRoot := i == len(chain)-1
+		spec, err := c.operator(index, n, isRoot, updating)
+		if err != nil {
+			return nil, err
+		}
+		spec.id = fmt.Sprintf("%d:%s", len(ps.ops)+1, spec.name)
+		spec.metrics = newOpMetrics(index, spec.name)
+		if spec.stateDesc != "" {
+			seen[spec.name]++
+			spec.stateID = fmt.Sprintf("%d/%s", index, spec.name)
+			if k := seen[spec.name]; k > 1 {
+				spec.stateID += fmt.Sprintf(" %d", k)
+			}
+		}
+		ps.ops = append(ps.ops, spec)
+		if _, ok := n.(*planner.GroupAggregate); ok {
+			updating = true
+		}
+	}
+	if len(ps.ops) == 0 {
+		return nil, fmt.Errorf("%w: pipeline has no sink", ErrUnsupportedPlan)
+	}
+	return ps, nil
+}
+
+// operator compiles a node above the source task.
+func (c *compiler) operator(pipeline int, node planner.Node, isRoot, updating bool) (*opSpec, error) {
+	switch node.(type) {
+	case *planner.Sink, *planner.Collect:
+		if !isRoot {
+			return nil, fmt.Errorf("%w: %s is not the root of its pipeline", ErrUnsupportedPlan, node.Explain())
+		}
+	default:
+		if isRoot {
+			return nil, fmt.Errorf("%w: a pipeline must end in a sink or a select, not %s", ErrUnsupportedPlan, node.Explain())
+		}
+	}
+	switch n := node.(type) {
+	case *planner.Calc:
+		prog, err := compileCalc(n, c.env)
+		if err != nil {
+			return nil, err
+		}
+		return &opSpec{name: "calc", build: func(*runEnv, *opMetrics) (operator, error) {
+			return &calcOp{prog: prog}, nil
+		}}, nil
+	case *planner.WindowAggregate:
+		if updating {
+			return nil, fmt.Errorf("%w: window aggregate over an updating input", ErrUnsupportedPlan)
+		}
+		cfg, err := compileWindowAgg(n)
+		if err != nil {
+			return nil, err
+		}
+		return &opSpec{name: "window aggregate", stateDesc: describeWindowAgg(n), build: func(rt *runEnv, m *opMetrics) (operator, error) {
+			return newWindowAggOp(cfg, m, rt.clock)
+		}}, nil
+	case *planner.GroupAggregate:
+		if updating {
+			return nil, fmt.Errorf("%w: group aggregate over an updating input", ErrUnsupportedPlan)
+		}
+		cfg, err := compileGroupAgg(n, c.miniBatch)
+		if err != nil {
+			return nil, err
+		}
+		return &opSpec{name: "group aggregate", stateDesc: describeGroupAgg(n), build: func(*runEnv, *opMetrics) (operator, error) {
+			return newGroupAggOp(cfg)
+		}}, nil
+	case *planner.WindowTableFunction:
+		cfg, err := compileWindowTVF(n)
+		if err != nil {
+			return nil, err
+		}
+		return &opSpec{name: "window table function", build: func(rt *runEnv, m *opMetrics) (operator, error) {
+			return &windowTVFOp{cfg: cfg, m: m, clock: rt.clock, zone: newZone(cfg.win.loc)}, nil
+		}}, nil
+	case *planner.Sink:
+		if len(n.Out) != len(n.Input.Schema()) {
+			return nil, fmt.Errorf("%w: sink %s takes %d columns but its input has %d",
+				ErrUnsupportedPlan, n.Table, len(n.Out), len(n.Input.Schema()))
+		}
+		if updating && n.Changelog != planner.Updating {
+			return nil, fmt.Errorf("%w: sink %s is planned insert-only but its input is updating", ErrUnsupportedPlan, n.Table)
+		}
+		conn := ""
+		if n.Connector != nil {
+			conn = n.Connector.Name
+		}
+		desc := fmt.Sprintf("sink %s (%s) v%d", n.Table, conn, stateVersion)
+		return &opSpec{name: "sink " + n.Table, stateDesc: desc, build: func(rt *runEnv, _ *opMetrics) (operator, error) {
+			return &sinkOp{node: n, settings: rt.settings, log: rt.log, checkpointed: rt.checkpointed[pipeline]}, nil
+		}}, nil
+	case *planner.Collect:
+		collect := c.opts.Collect
+		if collect == nil {
+			return nil, ErrNoCollector
+		}
+		return &opSpec{name: "collect", build: func(*runEnv, *opMetrics) (operator, error) {
+			return &collectOp{collect: collect}, nil
+		}}, nil
+	case *planner.WatermarkAssigner:
+		return nil, fmt.Errorf("%w: %s must be right above a table scan", ErrUnsupportedPlan, n.Explain())
+	}
+	return nil, fmt.Errorf("%w: %s", ErrUnsupportedPlan, node.Explain())
+}
+
+// Metrics returns the job's counters. It is safe to call concurrently with Run.
+func (j *Job) Metrics() Metrics {
+	var m Metrics
+	for _, ps := range j.pipelines {
+		if ps.source.src != nil {
+			m.Sources = append(m.Sources, ps.source.src.snapshot())
+		}
+		m.Operators = append(m.Operators, ps.source.metrics.snapshot())
+		for _, op := range ps.ops {
+			m.Operators = append(m.Operators, op.metrics.snapshot())
+		}
+	}
+	m.Checkpoints = j.stats.snapshot()
+	return m
+}
+
+// Statements returns the canonical SQL of each pipeline, for job names and SHOW JOBS.
+func (j *Job) Statements() []string {
+	s := make([]string, len(j.pipelines))
+	for i, ps := range j.pipelines {
+		s[i] = ps.statement
+	}
+	return s
+}

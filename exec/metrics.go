@@ -1,0 +1,218 @@
+package exec
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Metrics is a snapshot of a job's counters, for the progress line, SHOW JOBS and
+// Prometheus. Counters start at zero when Run starts.
+type Metrics struct {
+	Sources     []SourceMetrics
+	Operators   []OperatorMetrics
+	Checkpoints CheckpointMetrics
+}
+
+// CheckpointMetrics describes a job's checkpoints since Run started (they are not reset
+// by restarts).
+type CheckpointMetrics struct {
+	Completed, Failed int64
+	// LastID is the id of the last completed checkpoint, 0 before the first.
+	LastID uint64
+	// LastDuration is from its trigger to its commit; LastWrite the part spent writing
+	// to storage in the background.
+	LastDuration, LastWrite time.Duration
+	// LastBytes is the size of the values it wrote, LastReused how many values it
+	// carried over unchanged from the previous checkpoint.
+	LastBytes, LastReused int64
+	// LastPause is the longest in-line pause an operator took for it (serializing what
+	// changed, staging sink output), MaxPause the longest of any checkpoint.
+	LastPause, MaxPause time.Duration
+	// Restarts counts the restarts under the restart strategy.
+	Restarts int
+	// RestoredFrom says what the job last started from: "checkpoint" or the savepoint's
+	// path, "" when it started from nothing; RestoredID is the checkpoint's id.
+	RestoredFrom string
+	RestoredID   uint64
+}
+
+// OperatorMetrics counts what one operator saw, in pipeline order (source task first,
+// its sink or collect last).
+type OperatorMetrics struct {
+	Pipeline   int    // index in Program.Pipelines
+	Name       string // "source events", "window aggregate", "sink dau" ...
+	RecordsIn  int64
+	RecordsOut int64
+	// LateDropped counts rows that arrived after every window they belong to had fired.
+	LateDropped int64
+	// BadRecords counts rows dropped because they cannot be processed, such as a NULL
+	// event time.
+	BadRecords int64
+	// Watermark is the operator's current input watermark in microseconds (TIMESTAMP_LTZ:
+	// since the epoch; TIMESTAMP: the wall clock as if UTC), NoWatermark before the first.
+	Watermark int64
+	// SnapshotPause is how long the operator last stopped processing for a checkpoint
+	// (the in-line part: serializing its changed state, staging sink output).
+	SnapshotPause time.Duration
+	// State is the state an aggregate holds, nil for other operators (see observe.go).
+	State *StateMetrics
+}
+
+// SourceMetrics describes one source task.
+type SourceMetrics struct {
+	Pipeline int
+	Table    string
+	// RecordsRead counts rows returned by the connector.
+	RecordsRead int64
+	// Skipped counts records the format could not decode and skipped
+	// (json.ignore-parse-errors), as reported by sources implementing SkipCounter.
+	Skipped int64
+	// NullRowtime counts rows dropped because their event time was NULL.
+	NullRowtime int64
+	// Watermark is the watermark the source emitted last (NoWatermark before the first).
+	Watermark int64
+	Splits    []SplitMetrics // sorted by name
+	// Degraded is the reason the connector reports for working degraded, "" when healthy.
+	Degraded string
+	// Connector is what the connector last reported about itself (connectors.Reporter).
+	Connector ConnectorReport
+}
+
+// SplitMetrics describes one split (a Kafka partition, a file) of a source.
+type SplitMetrics struct {
+	Split   string
+	Records int64
+	// Watermark is the largest WATERMARK expression value seen in the split (NoWatermark
+	// before its first row).
+	Watermark int64
+	// Idle is true while the split holds the watermark back no longer.
+	Idle bool
+	// LastActive is when the split last returned rows (or was first seen).
+	LastActive time.Time
+	// Position is the split's position as the connector reports it (PositionReporter),
+	// "" when the connector does not say.
+	Position string
+}
+
+// SkipCounter is implemented by sources that skip bad records (a format configured to
+// ignore parse errors): the runtime shows the count in Metrics. It is called from the
+// source's goroutine, like the other Source methods.
+type SkipCounter interface {
+	Skipped() int64
+}
+
+// PositionReporter is implemented by sources that can say where each split is (a Kafka
+// offset, a file line), for Metrics. It is called from the source's goroutine.
+type PositionReporter interface {
+	SplitPositions() map[string]string
+}
+
+// counter is a concurrently readable count.
+type counter struct{ n atomic.Int64 }
+
+func (c *counter) add(n int) {
+	if c != nil {
+		c.n.Add(int64(n))
+	}
+}
+func (c *counter) load() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.n.Load()
+}
+
+// opMetrics is the live counters of one operator.
+type opMetrics struct {
+	pipeline  int
+	name      string
+	in, out   counter
+	late, bad counter
+	watermark atomic.Int64
+	pause     atomic.Int64 // nanoseconds
+	state     stateSampling
+}
+
+func newOpMetrics(pipeline int, name string) *opMetrics {
+	m := &opMetrics{pipeline: pipeline, name: name}
+	m.watermark.Store(NoWatermark)
+	return m
+}
+
+func (m *opMetrics) reset() {
+	m.in.n.Store(0)
+	m.out.n.Store(0)
+	m.late.n.Store(0)
+	m.bad.n.Store(0)
+	m.watermark.Store(NoWatermark)
+	m.pause.Store(0)
+}
+
+func (m *opMetrics) snapshot() OperatorMetrics {
+	return OperatorMetrics{
+		Pipeline: m.pipeline, Name: m.name,
+		RecordsIn: m.in.load(), RecordsOut: m.out.load(),
+		LateDropped: m.late.load(), BadRecords: m.bad.load(),
+		Watermark: m.watermark.Load(), SnapshotPause: time.Duration(m.pause.Load()),
+		State: m.state.load(),
+	}
+}
+
+// srcMetrics is the live counters of one source task. The per-split part changes once
+// per poll, under mu; the counters are atomic.
+type srcMetrics struct {
+	pipeline    int
+	table       string
+	read        counter
+	skipped     atomic.Int64
+	nullRowtime counter
+	watermark   atomic.Int64
+
+	mu       sync.Mutex
+	splits   map[string]SplitMetrics
+	degraded string
+	conn     connReporting
+}
+
+func newSrcMetrics(pipeline int, table string) *srcMetrics {
+	m := &srcMetrics{pipeline: pipeline, table: table}
+	m.reset()
+	return m
+}
+
+func (m *srcMetrics) reset() {
+	m.read.n.Store(0)
+	m.skipped.Store(0)
+	m.nullRowtime.n.Store(0)
+	m.watermark.Store(NoWatermark)
+	m.mu.Lock()
+	m.splits = map[string]SplitMetrics{}
+	m.degraded = ""
+	m.mu.Unlock()
+}
+
+// forget drops a split that is no longer assigned.
+func (m *srcMetrics) forget(split string) {
+	m.mu.Lock()
+	delete(m.splits, split)
+	m.mu.Unlock()
+}
+
+func (m *srcMetrics) snapshot() SourceMetrics {
+	s := SourceMetrics{
+		Pipeline: m.pipeline, Table: m.table,
+		RecordsRead: m.read.load(), Skipped: m.skipped.Load(), NullRowtime: m.nullRowtime.load(),
+		Watermark: m.watermark.Load(),
+	}
+	m.mu.Lock()
+	s.Degraded = m.degraded
+	s.Connector = m.conn.load()
+	for _, sp := range m.splits {
+		s.Splits = append(s.Splits, sp)
+	}
+	m.mu.Unlock()
+	sort.Slice(s.Splits, func(i, j int) bool { return s.Splits[i].Split < s.Splits[j].Split })
+	return s
+}

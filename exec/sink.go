@@ -1,0 +1,138 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/pipesql/pipesql/connectors"
+	"github.com/pipesql/pipesql/planner"
+	"github.com/pipesql/pipesql/types"
+)
+
+// sinkOp writes its input to a table: each batch becomes one ChangeBatch. It flushes
+// the connector at checkpoint barriers and when the stream ends, whether the input
+// finished or the job was cancelled, so that everything it was given is written.
+//
+// In a pipeline that checkpoints, a sink implementing connectors.CommittingSink
+// commits in two phases instead: at each barrier it stages what it was given
+// (PrepareCommit, whose state goes into the checkpoint), and publishes it when the
+// checkpoint completes; it never flushes, so nothing becomes visible that a restart
+// would write again. Other sinks are at-least-once: rows after the last checkpoint are
+// written again after a restart.
+type sinkOp struct {
+	node     *planner.Sink
+	settings map[string]string
+	log      *slog.Logger
+	sink     connectors.Sink
+	// checkpointed is set when the sink's pipeline takes part in checkpoints.
+	checkpointed bool
+	// committing is the sink when it commits in two phases, nil otherwise.
+	committing connectors.CommittingSink
+	restored   []byte // its state in the checkpoint the run starts from
+	committed  uint64 // the last checkpoint it committed
+}
+
+// sinkStateKey is the key of a committing sink's state.
+const sinkStateKey = "sink"
+
+func (s *sinkOp) open(ctx context.Context) error {
+	n := s.node
+	if n.Connector == nil || n.Connector.NewSink == nil {
+		return fmt.Errorf("%w: connector of table %s cannot be written", ErrUnsupportedPlan, n.Table)
+	}
+	sink, err := n.Connector.NewSink(ctx, connectors.SinkConfig{
+		TableInfo: n.Info,
+		Input:     n.Out,
+		Updating:  n.Changelog == planner.Updating,
+		Settings:  s.settings,
+		Restored:  s.restored,
+		Log:       connLogger{s.log.With("table", n.Table)},
+	})
+	if err != nil {
+		return err
+	}
+	s.sink = sink
+	if cs, ok := sink.(connectors.CommittingSink); ok && s.checkpointed {
+		s.committing = cs
+	}
+	return nil
+}
+
+func (s *sinkOp) processBatch(ctx context.Context, b batch, _ *outbox) error {
+	if len(b.rows) == 0 {
+		return nil
+	}
+	kinds := b.kinds
+	if kinds == nil {
+		kinds = make([]connectors.RowKind, len(b.rows)) // all connectors.Insert
+	}
+	return s.sink.Write(ctx, connectors.ChangeBatch{Kinds: kinds, Rows: b.rows})
+}
+
+func (s *sinkOp) processWatermark(context.Context, int64, *outbox) error { return nil }
+
+// snapshotState stages the sink's output for the checkpoint, or flushes it.
+func (s *sinkOp) snapshotState(ctx context.Context, w stateWriter) error {
+	if s.committing == nil {
+		return s.sink.Flush(ctx)
+	}
+	data, err := s.committing.PrepareCommit(ctx, w.ID())
+	if err != nil {
+		return err
+	}
+	return w.Put(sinkStateKey, data)
+}
+
+func (s *sinkOp) restoreState(r stateReader) error {
+	return r.Scan(func(key string, value []byte) error {
+		if key == sinkStateKey {
+			s.restored = append([]byte(nil), value...)
+		}
+		return nil
+	})
+}
+
+func (s *sinkOp) checkpointComplete(ctx context.Context, id uint64) error {
+	if s.committing == nil || id <= s.committed {
+		return nil
+	}
+	s.committed = id
+	return s.committing.CheckpointComplete(ctx, id)
+}
+
+// finish flushes a plain sink. A committing sink has nothing to do: the final
+// checkpoint published its output, and what no checkpoint covers is written again by
+// the restarted job.
+func (s *sinkOp) finish(ctx context.Context, _ bool, _ *outbox) error {
+	if s.committing != nil {
+		return nil
+	}
+	return s.sink.Flush(ctx)
+}
+
+func (s *sinkOp) close() error {
+	if s.sink == nil {
+		return nil
+	}
+	return s.sink.Close()
+}
+
+// collectOp hands the rows of a SELECT to Options.Collect, in order, with their kinds.
+type collectOp struct {
+	nopOperator
+	collect func(connectors.RowKind, types.Row)
+}
+
+func (c *collectOp) processBatch(_ context.Context, b batch, _ *outbox) error {
+	for i, r := range b.rows {
+		c.collect(b.kind(i), r)
+	}
+	return nil
+}
+
+// connLogger lets connectors report through the job's slog.Logger.
+type connLogger struct{ l *slog.Logger }
+
+func (c connLogger) Warn(msg string, args ...any) { c.l.Warn(msg, args...) }
+func (c connLogger) Info(msg string, args ...any) { c.l.Info(msg, args...) }
