@@ -26,7 +26,8 @@ func TestRegion(t *testing.T) {
 	small.free()
 	small.free() // twice is harmless
 
-	before := offHeapBytes.Load()
+	// offHeapBytes is global, and cleanups of Funcs dropped by other tests release their
+	// regions whenever a collection runs, so only bounds can be checked, not exact deltas.
 	size := mmapThreshold + 12345
 	r := newRegion(size, true)
 	if !r.mapped {
@@ -45,16 +46,16 @@ func TestRegion(t *testing.T) {
 	}
 	r.mem[size-1] = 7 // writable to the end
 	if r.mapped {
-		if got := offHeapBytes.Load() - before; got != int64(size) {
-			t.Fatalf("mapping %d bytes moved the off-heap count by %d", size, got)
+		if got := offHeapBytes.Load(); got < int64(size) {
+			t.Fatalf("with %d bytes mapped the off-heap count is %d", size, got)
 		}
 	}
 	r.free()
 	if r.mem != nil {
 		t.Fatal("free left the memory in place")
 	}
-	if got := offHeapBytes.Load() - before; got != 0 {
-		t.Fatalf("after free the off-heap count is off by %d", got)
+	if got := offHeapBytes.Load(); got < 0 {
+		t.Fatalf("after free the off-heap count is negative: %d", got)
 	}
 	r.free()
 	var none *region
