@@ -109,7 +109,6 @@ type coordinator struct {
 	finalErr   error
 	stopSP     savepointRequest // where the stop's savepoint goes, dir "" for nowhere
 	queued     []savepointRequest
-	lastID     atomic.Uint64 // the last completed checkpoint, for restarts
 }
 
 type writeResult struct {
@@ -399,6 +398,9 @@ func (c *coordinator) write(p *pendingCheckpoint) writeResult {
 		r.err = err
 		return r
 	}
+	// Meta describes the operators that have state in this checkpoint: a sink that
+	// stages nothing (print) is not one whose change would lose state.
+	withState := map[string]bool{}
 	for _, part := range p.parts {
 		if part.reuse {
 			err = w.Reuse(part.op, part.key, p.base)
@@ -412,9 +414,15 @@ func (c *coordinator) write(p *pendingCheckpoint) writeResult {
 			r.err = err
 			return r
 		}
+		withState[part.op] = true
 	}
 	p.parts = nil // the writer has its own copies
-	meta := state.Meta{Plan: s.plan, Operators: s.operators, Props: map[string]string{}}
+	meta := state.Meta{Plan: s.plan, Props: map[string]string{}}
+	for _, op := range s.operators {
+		if withState[op.ID] {
+			meta.Operators = append(meta.Operators, op)
+		}
+	}
 	if p.eof {
 		meta.Props[propFinished] = "true"
 	}
@@ -473,7 +481,6 @@ func (c *coordinator) completed(r writeResult) {
 	c.failures = 0
 	c.lastDone = now
 	c.mu.Unlock()
-	c.lastID.Store(p.id)
 	c.stats.completedCheckpoint(p.id, now.Sub(p.started), r.took, r.bytes, r.reused, p.pause)
 	c.log.Info("checkpoint completed", "checkpoint", p.id, "took", now.Sub(p.started), "write", r.took,
 		"bytes", r.bytes, "reused", r.reused, "pause", p.pause)
