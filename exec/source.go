@@ -140,8 +140,18 @@ func (t *sourceTask) run(ctx context.Context) error {
 			return t.fail(fmt.Errorf("%w: split watermarks of checkpoint %d: %v", ErrRestore, r.id, err))
 		}
 	}
-	src, err := n.Connector.NewSource(ctx, cfg)
+	// Opening may wait for brokers that cannot be reached; a stop (SIGTERM) must end
+	// that wait as it ends a Poll, so open under a context the stop cancels too.
+	openCtx, cancelOpen := context.WithCancel(ctx)
+	stopOpening := context.AfterFunc(t.rt.stop, cancelOpen)
+	src, err := n.Connector.NewSource(openCtx, cfg)
+	stopOpening()
+	cancelOpen()
 	if err != nil {
+		if t.rt.stop.Err() != nil && ctx.Err() == nil {
+			t.rt.log.Warn("stopped while opening the source", "table", n.Table, "err", err)
+			return t.out.send(ctx, event{kind: eventStop})
+		}
 		return t.fail(err)
 	}
 	t.src = src
