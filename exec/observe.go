@@ -242,7 +242,7 @@ func aggregateStates(calls *aggCalls, funcs []agg.Func) []AggregateState {
 // Log lets connectors log at any level (connectors.LevelLogger), so that librdkafka's
 // own log lines keep their levels.
 func (c connLogger) Log(ctx context.Context, level slog.Level, msg string, args ...any) {
-	c.l.Log(ctx, level, msg, args...)
+	c.l.Log(ctx, level, msg, withoutTable(args)...)
 }
 
 var _ connectors.LevelLogger = connLogger{}

@@ -1,8 +1,10 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"runtime"
 	"slices"
 	"strings"
@@ -298,4 +300,16 @@ func TestOperatorPanicFailsJob(t *testing.T) {
 		t.Fatal("source not closed")
 	}
 	checkNoLeaks(t, before)
+}
+
+func TestConnectorLogNamesTableOnce(t *testing.T) {
+	var buf bytes.Buffer
+	log := connLogger{slog.New(slog.NewTextHandler(&buf, nil)).With("table", "events")}
+	log.Warn("discovery failed", "table", "events", "attempts", 3)
+	if n := strings.Count(buf.String(), "table="); n != 1 {
+		t.Errorf("table= appears %d times: %s", n, buf.String())
+	}
+	if !strings.Contains(buf.String(), "attempts=3") {
+		t.Errorf("other attributes lost: %s", buf.String())
+	}
 }

@@ -134,5 +134,16 @@ func (c *collectOp) processBatch(_ context.Context, b batch, _ *outbox) error {
 // connLogger lets connectors report through the job's slog.Logger.
 type connLogger struct{ l *slog.Logger }
 
-func (c connLogger) Warn(msg string, args ...any) { c.l.Warn(msg, args...) }
-func (c connLogger) Info(msg string, args ...any) { c.l.Info(msg, args...) }
+func (c connLogger) Warn(msg string, args ...any) { c.l.Warn(msg, withoutTable(args)...) }
+func (c connLogger) Info(msg string, args ...any) { c.l.Info(msg, withoutTable(args)...) }
+
+// withoutTable drops a "table" attribute from a connector's log arguments: the job's
+// logger names the table already, and a line with table= twice reads as two tables.
+func withoutTable(args []any) []any {
+	for i := 0; i+1 < len(args); i += 2 {
+		if k, ok := args[i].(string); ok && k == "table" {
+			return append(args[:i:i], args[i+2:]...)
+		}
+	}
+	return args
+}
