@@ -42,12 +42,23 @@ Flags of run, explain and shell:
   --progress MODE    run's progress: auto (default: a line redrawn on a terminal, else a log
                      record per job every 30s), line, log or off; --progress-interval DURATION
 
+Flags of run (checkpoints: SET 'execution.checkpointing.interval' = '10 s' turns them on):
+  --from-savepoint DIR         start from the savepoint in DIR (execution.savepoint.path)
+  --savepoint-dir DIR          on SIGTERM, also write a savepoint under DIR
+  --allow-non-restored-state   start even when saved state no longer matches the job: changed
+                               operators start empty (execution.savepoint.ignore-unclaimed-state)
+
+Flags of shell:
+  -f FILE            run FILE non-interactively, exactly as run does; piped input does the same
+  History is kept in $PIPESQL_HISTORY, else ~/.pipesql_history.
+
 Examples:
   pipesql run examples/dau-datagen.sql
   pipesql run --set table.local-time-zone=UTC -i tables.sql job.sql
   pipesql explain examples/dau.sql
 
-Exit codes: 0 success, 1 a job failed, 2 usage or SQL error.
+Exit codes: 0 success, 1 a job failed, 2 usage or SQL error, or saved state that does not
+match the job.
 `
 
 func main() {
