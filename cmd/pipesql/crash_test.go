@@ -25,7 +25,7 @@ import (
 
 const crashJob = `
 SET 'table.local-time-zone' = 'UTC';
-SET 'execution.checkpointing.interval' = '200 ms';
+SET 'execution.checkpointing.interval' = '100 ms';
 SET 'execution.checkpointing.dir' = '%[1]s';
 SET 'restart-strategy.type' = 'none';
 CREATE TABLE events (
@@ -178,14 +178,17 @@ func (r *crashRun) wait(t *testing.T, limit time.Duration) {
 	}
 }
 
-// TestCrashRecoveryExactlyOnce kills the DAU job over 3M events with SIGKILL at 10
+// TestCrashRecoveryExactlyOnce kills the DAU job over 6M events with SIGKILL at 10
 // moments, half of them right after a checkpoint's values were written and before its
 // commit record was (the commit is held there for 30 ms and announced), half at random
 // moments around a checkpoint, and restarts it each time from its checkpoint directory.
 // The whole job takes a few seconds, so the kills come within a few hundred
 // milliseconds of each start.
 func TestCrashRecoveryExactlyOnce(t *testing.T) {
-	n, minKills := 3_000_000, 10
+	// Each round gets at most about two checkpoint intervals and 100 ms of processing
+	// (~300k events on 2 cores), so 6M events outlast the 10 killed rounds however fast
+	// the machine is.
+	n, minKills := 6_000_000, 10
 	if testing.Short() {
 		n, minKills = 300_000, 2
 	}
@@ -203,7 +206,7 @@ func TestCrashRecoveryExactlyOnce(t *testing.T) {
 		r := startCrashRun(t, env, "run", job)
 		// Every round waits for a checkpoint commit to begin, so that each run gets
 		// somewhere. Odd rounds kill inside the first or second commit of the run; even
-		// rounds at a random moment up to 150 ms after the first began, inside it or after.
+		// rounds at a random moment up to 100 ms after the first began, inside it or after.
 		duringCommit := round%2 == 1
 		commits := 1
 		if duringCommit {
@@ -222,7 +225,7 @@ func TestCrashRecoveryExactlyOnce(t *testing.T) {
 		}
 		if !ended && !duringCommit {
 			select {
-			case <-time.After(time.Duration(rng.IntN(150)) * time.Millisecond):
+			case <-time.After(time.Duration(rng.IntN(100)) * time.Millisecond):
 			case <-r.done:
 				ended = true
 			}
