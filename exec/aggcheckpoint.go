@@ -30,7 +30,8 @@ import (
 // Aggregates whose Funcs share state (the dictionary of COUNT(DISTINCT) over strings)
 // checkpoint it as a chain of chunks, each the entries added between two marks: a
 // checkpoint reuses the chunks of its base and appends one for what was added since.
-// To bound both what a restore replays and what a checkpoint rewrites in line, the
+// A chunk is captured in line as a view (agg.Func.SharedView) and serialized by the
+// checkpoint writer. To bound both what a restore replays and what a checkpoint rewrites, the
 // newest chunks are merged (rewritten as one) the way a binary counter carries: when
 // the new chunk has at least half the entries of the one before it, or the chain is
 // longer than maxSharedChunks; but never into a chunk of more than maxSharedMerge
@@ -113,11 +114,22 @@ func snapshotTable(w stateWriter, prefix string, tbl *aggTable, withLast bool) e
 			}
 			continue
 		}
-		v, err := encodeGroups(groups, withLast)
+		fg, err := freezeGroups(groups, withLast)
 		if err != nil {
 			return fmt.Errorf("key %s: %w", key, err)
 		}
-		if err := w.Put(key, v); err != nil {
+		if len(fg.cuts) == 0 {
+			err = w.Put(key, fg.head)
+		} else {
+			err = putDeferred(w, key, func() ([]byte, error) {
+				v, err := fg.appendTo(make([]byte, 0, len(fg.head)))
+				if err != nil {
+					return nil, fmt.Errorf("key %s: %w", key, err)
+				}
+				return v, nil
+			})
+		}
+		if err != nil {
 			return err
 		}
 		c.written[kg] = w.ID()
@@ -139,11 +151,28 @@ func anyDirty(groups []*aggGroup) bool {
 	return false
 }
 
-// encodeGroups writes groups as
+// The groups of a key group are written as
 //
 //	version | count | per group: position in its table, key values,
 //	[last result: 0, or 1 and the values], buffer count, per buffer: uint32 length and snapshot
-func encodeGroups(groups []*aggGroup, withLast bool) ([]byte, error) {
+//
+// frozenGroups is that encoding captured in line (freezeGroups): head is the encoding
+// with the snapshots of the bitmap buffers (and their lengths) left out, each frozen
+// (agg.FreezeBuffer) to be written at its cut by appendTo, later and on the checkpoint
+// writer's goroutine. So the in-line pause of a full checkpoint does not serialize
+// bitmaps of millions of users.
+type frozenGroups struct {
+	head []byte
+	cuts []frozenCut
+}
+
+type frozenCut struct {
+	at int // position in head
+	fz *agg.FrozenBuffer
+}
+
+func freezeGroups(groups []*aggGroup, withLast bool) (*frozenGroups, error) {
+	fg := &frozenGroups{}
 	dst := []byte{stateVersion}
 	dst = binary.AppendUvarint(dst, uint64(len(groups)))
 	for _, g := range groups {
@@ -159,19 +188,50 @@ func encodeGroups(groups []*aggGroup, withLast bool) ([]byte, error) {
 		}
 		dst = binary.AppendUvarint(dst, uint64(len(g.bufs)))
 		for _, b := range g.bufs {
-			at := len(dst)
-			dst = append(dst, 0, 0, 0, 0)
-			var err error
-			if dst, err = b.AppendSnapshot(dst); err != nil {
+			fz, err := agg.FreezeBuffer(b)
+			if err != nil {
 				return nil, err
 			}
-			n := len(dst) - at - 4
-			if n > 1<<32-1 {
-				return nil, fmt.Errorf("aggregate state of %d bytes is too large", n)
+			if fz != nil {
+				fg.cuts = append(fg.cuts, frozenCut{at: len(dst), fz: fz})
+				continue
 			}
-			binary.LittleEndian.PutUint32(dst[at:], uint32(n))
+			if dst, err = appendSized(dst, b.AppendSnapshot); err != nil {
+				return nil, err
+			}
 		}
 	}
+	fg.head = dst
+	return fg, nil
+}
+
+// appendTo writes the encoding whole.
+func (fg *frozenGroups) appendTo(dst []byte) ([]byte, error) {
+	prev := 0
+	for _, c := range fg.cuts {
+		dst = append(dst, fg.head[prev:c.at]...)
+		var err error
+		if dst, err = appendSized(dst, c.fz.AppendTo); err != nil {
+			return nil, err
+		}
+		prev = c.at
+	}
+	return append(dst, fg.head[prev:]...), nil
+}
+
+// appendSized appends what appendFn appends, after its length as a uint32.
+func appendSized(dst []byte, appendFn func([]byte) ([]byte, error)) ([]byte, error) {
+	at := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst, err := appendFn(dst)
+	if err != nil {
+		return nil, err
+	}
+	n := len(dst) - at - 4
+	if n > 1<<32-1 {
+		return nil, fmt.Errorf("aggregate state of %d bytes is too large", n)
+	}
+	binary.LittleEndian.PutUint32(dst[at:], uint32(n))
 	return dst, nil
 }
 
@@ -181,7 +241,7 @@ type restoredGroup struct {
 	seq uint32
 }
 
-// decodeGroups reads what encodeGroups wrote into groups of key group kg.
+// decodeGroups reads what frozenGroups.appendTo wrote into groups of key group kg.
 func decodeGroups(data []byte, kg uint16, funcs []agg.Func, withLast bool) ([]restoredGroup, error) {
 	d := &stateDecoder{data: data}
 	d.version()
@@ -343,17 +403,20 @@ func (s *sharedState) snapshot(w stateWriter, f agg.Func) error {
 		}
 		s.seq++
 		tail.key = s.chunkKey(s.seq)
-		data, err := f.AppendSharedSince([]byte{stateVersion}, tail.from)
+		// Only a view of the entries is taken in line; the writer serializes it.
+		view, err := f.SharedView(tail.from)
 		if err != nil {
 			return err
 		}
 		chain = append(chain, tail)
 		for _, c := range chain[:len(chain)-1] {
 			if err := w.Unchanged(c.key); err != nil {
+				view.Release()
 				return err
 			}
 		}
-		if err := w.Put(tail.key, data); err != nil {
+		produce := func() ([]byte, error) { return view.AppendTo([]byte{stateVersion}) }
+		if err := putDeferred(w, tail.key, produce); err != nil {
 			return err
 		}
 	} else {

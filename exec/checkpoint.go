@@ -58,11 +58,33 @@ type pendingCheckpoint struct {
 	replies   []chan savepointResult
 }
 
-// statePart is one value of a checkpoint: written anew, or reused from the base.
+// statePart is one value of a checkpoint: written anew, or reused from the base. A value
+// written anew is either given (value) or serialized by the writing goroutine (produce).
 type statePart struct {
 	op, key string
 	value   []byte
+	produce func() ([]byte, error)
 	reuse   bool
+}
+
+// deferredPutter is a stateWriter that can serialize a value after the in-line pause, on
+// the goroutine that writes the checkpoint. produce may only read state that the
+// operator does not change afterwards (frozen or append-only, see agg.SharedSnapshot).
+type deferredPutter interface {
+	PutDeferred(key string, produce func() ([]byte, error)) error
+}
+
+// putDeferred stores what produce returns under key: later on the writing goroutine
+// when w can, in line otherwise.
+func putDeferred(w stateWriter, key string, produce func() ([]byte, error)) error {
+	if d, ok := w.(deferredPutter); ok {
+		return d.PutDeferred(key, produce)
+	}
+	v, err := produce()
+	if err != nil {
+		return err
+	}
+	return w.Put(key, v)
 }
 
 type savepointResult struct {
@@ -402,6 +424,15 @@ func (c *coordinator) write(p *pendingCheckpoint) writeResult {
 	// stages nothing (print) is not one whose change would lose state.
 	withState := map[string]bool{}
 	for _, part := range p.parts {
+		if part.produce != nil {
+			// Serialized here rather than in the operator's pause (see putDeferred).
+			part.value, err = part.produce()
+			if err != nil {
+				w.Abort()
+				r.err = fmt.Errorf("state of %s, key %q: %w", part.op, part.key, err)
+				return r
+			}
+		}
 		if part.reuse {
 			err = w.Reuse(part.op, part.key, p.base)
 			r.reused++
@@ -555,6 +586,11 @@ func (w *opStateWriter) add(part statePart) {
 
 func (w *opStateWriter) Put(key string, value []byte) error {
 	w.add(statePart{op: w.op, key: key, value: value})
+	return nil
+}
+
+func (w *opStateWriter) PutDeferred(key string, produce func() ([]byte, error)) error {
+	w.add(statePart{op: w.op, key: key, produce: produce})
 	return nil
 }
 

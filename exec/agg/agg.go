@@ -32,6 +32,10 @@ type Func interface {
 	// writes everything, like AppendShared; a mark from before a CompactShared is
 	// refused with ErrSharedGap.
 	AppendSharedSince(dst []byte, mark uint64) ([]byte, error)
+	// SharedView captures, in O(chunks), what AppendSharedSince(dst, mark) would write,
+	// for SharedSnapshot.AppendTo to serialize later on another goroutine while the Func
+	// goes on (the shared state only grows past the mark; see sharedview.go).
+	SharedView(mark uint64) (*SharedSnapshot, error)
 	// SharedBytes is the memory the shared state holds, for metrics.
 	SharedBytes() int
 	// CompactShared drops shared state no buffer in live needs (dictionary entries of

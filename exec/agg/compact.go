@@ -43,7 +43,7 @@ func (f *function) CompactShared(live []Buffer) error {
 	}
 	remap := make([]uint32, f.dictLen()) // old id -> new id, for the ids in used
 	if f.strs != nil {
-		kept := &stringDict{seed: f.strs.seed, maxLen: f.strs.maxLen}
+		kept := &stringDict{seed: f.strs.seed, maxLen: f.strs.maxLen, pins: f.strs.pins}
 		kept.reset(int(used.GetCardinality()))
 		f.strs.scan(0, func(_ uint64, id uint32, key string) bool {
 			if used.Contains(id) {
@@ -54,7 +54,7 @@ func (f *function) CompactShared(live []Buffer) error {
 		f.strs.release() // no key of the old arena is referenced any more: kept copied them
 		*f.strs = *kept
 	} else {
-		kept := &int64Dict{seed: f.ints.seed, maxLen: f.ints.maxLen}
+		kept := &int64Dict{seed: f.ints.seed, maxLen: f.ints.maxLen, pins: f.ints.pins}
 		kept.reset(int(used.GetCardinality()))
 		for id, key := range f.ints.keys {
 			if used.Contains(uint32(id)) {

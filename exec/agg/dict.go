@@ -6,7 +6,6 @@ import (
 	"hash/maphash"
 	"math"
 	"math/bits"
-	"slices"
 	"unsafe"
 )
 
@@ -42,8 +41,9 @@ type stringDict struct {
 	chunks   [][]byte
 	chunkMem []*region // chunkMem[i] holds chunks[i]
 	marks    []uint64
-	maxLen   int    // ids given out at most: maxDictLen, lowered by tests
-	sink     uint64 // see lookupBatch
+	maxLen   int         // ids given out at most: maxDictLen, lowered by tests
+	sink     uint64      // see lookupBatch
+	pins     *regionPins // defers freeing chunks that views still read (sharedview.go)
 }
 
 const (
@@ -75,7 +75,7 @@ func slotsFor(n int) uint64 {
 }
 
 func newStringDict() *stringDict {
-	d := &stringDict{seed: maphash.MakeSeed(), maxLen: maxDictLen}
+	d := &stringDict{seed: maphash.MakeSeed(), maxLen: maxDictLen, pins: &regionPins{}}
 	d.reset(0)
 	return d
 }
@@ -94,7 +94,7 @@ func (d *stringDict) release() {
 	d.slotsMem.free()
 	d.slots, d.slotsMem, d.size, d.limit = nil, nil, 0, 0
 	for _, r := range d.chunkMem {
-		r.free()
+		d.pins.free(r)
 	}
 	d.chunks, d.chunkMem = nil, nil
 }
@@ -345,7 +345,7 @@ func (d *stringDict) truncate(n int) {
 	d.chunks[ci] = d.chunks[ci][:ref&(chunkSize-1)]
 	for j := ci + 1; j < len(d.chunks); j++ {
 		d.chunks[j] = nil
-		d.chunkMem[j].free()
+		d.pins.free(d.chunkMem[j])
 		d.chunkMem[j] = nil
 	}
 	d.chunks, d.chunkMem = d.chunks[:ci+1], d.chunkMem[:ci+1]
@@ -363,30 +363,8 @@ func (d *stringDict) bytes() int {
 	return b
 }
 
-// appendSince writes the entries with ids >= mark: uvarint first id, uvarint count, then
-// each entry as uvarint length and bytes.
-func (d *stringDict) appendSince(dst []byte, mark int) []byte {
-	mark = min(max(mark, 0), d.n)
-	dst = binary.AppendUvarint(dst, uint64(mark))
-	dst = binary.AppendUvarint(dst, uint64(d.n-mark))
-	if mark == d.n {
-		return dst
-	}
-	from := d.refOf(mark)
-	size := -int(from & (chunkSize - 1)) // the arena bytes from there on bound the snapshot's
-	for _, c := range d.chunks[from>>chunkBits:] {
-		size += len(c)
-	}
-	dst = slices.Grow(dst, size)
-	d.scan(from, func(_ uint64, _ uint32, key string) bool {
-		dst = binary.AppendUvarint(dst, uint64(len(key)))
-		dst = append(dst, key...)
-		return true
-	})
-	return dst
-}
-
-// restore reads what appendSince wrote. A snapshot starting at id 0 replaces the
+// restore reads what a view's AppendTo wrote (uvarint first id, uvarint count, then each
+// entry as uvarint length and bytes). A snapshot starting at id 0 replaces the
 // dictionary; one starting at len() extends it; anything else is a gap. On error the
 // dictionary is left as it was.
 func (d *stringDict) restore(r *reader) error {
@@ -404,7 +382,7 @@ func (d *stringDict) restore(r *reader) error {
 		return r.err
 	}
 	if start == 0 {
-		fresh := &stringDict{seed: d.seed, maxLen: d.maxLen}
+		fresh := &stringDict{seed: d.seed, maxLen: d.maxLen, pins: d.pins}
 		fresh.reset(count)
 		if err := fresh.load(r, count); err != nil {
 			fresh.release()

@@ -1,7 +1,6 @@
 package agg
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 )
@@ -21,12 +20,13 @@ type int64Dict struct {
 	limit    int
 	keys     []uint64
 	keysMem  *region
-	maxLen   int    // ids given out at most: maxDictLen, lowered by tests
-	sink     uint64 // see lookupBatch
+	maxLen   int         // ids given out at most: maxDictLen, lowered by tests
+	sink     uint64      // see lookupBatch
+	pins     *regionPins // defers freeing keys that views still read (sharedview.go)
 }
 
 func newInt64Dict() *int64Dict {
-	d := &int64Dict{seed: rand.Uint64(), maxLen: maxDictLen}
+	d := &int64Dict{seed: rand.Uint64(), maxLen: maxDictLen, pins: &regionPins{}}
 	d.reset(0)
 	return d
 }
@@ -44,7 +44,7 @@ func (d *int64Dict) reset(n int) {
 // release frees the dictionary's memory now and leaves it unusable until reset.
 func (d *int64Dict) release() {
 	d.slotsMem.free()
-	d.keysMem.free()
+	d.pins.free(d.keysMem)
 	d.slots, d.slotsMem, d.keys, d.keysMem = nil, nil, nil, nil
 }
 
@@ -63,7 +63,7 @@ func (d *int64Dict) growKeys(capacity int) {
 	mem := newRegion(capacity*8, false)
 	keys := mem.uint64s(capacity)[:len(d.keys)]
 	copy(keys, d.keys)
-	d.keysMem.free()
+	d.pins.free(d.keysMem)
 	d.keys, d.keysMem = keys, mem
 }
 
@@ -151,18 +151,8 @@ func (d *int64Dict) rehash(pairs uint64) {
 
 func (d *int64Dict) bytes() int { return len(d.slots)*8 + cap(d.keys)*8 }
 
-// appendSince writes uvarint first id, uvarint count, then the keys as 8 bytes each.
-func (d *int64Dict) appendSince(dst []byte, mark int) []byte {
-	mark = min(max(mark, 0), len(d.keys))
-	dst = binary.AppendUvarint(dst, uint64(mark))
-	dst = binary.AppendUvarint(dst, uint64(len(d.keys)-mark))
-	for _, k := range d.keys[mark:] {
-		dst = binary.LittleEndian.AppendUint64(dst, k)
-	}
-	return dst
-}
-
-// restore reads what appendSince wrote: from id 0 it replaces the dictionary, from
+// restore reads what a view's AppendTo wrote (uvarint first id, uvarint count, then the
+// keys as 8 bytes each): from id 0 it replaces the dictionary, from
 // len() it extends it. On error the dictionary is left as it was.
 func (d *int64Dict) restore(r *reader) error {
 	start := r.uvarint()
@@ -180,7 +170,7 @@ func (d *int64Dict) restore(r *reader) error {
 	}
 	target := d
 	if start == 0 {
-		target = &int64Dict{seed: d.seed, maxLen: d.maxLen}
+		target = &int64Dict{seed: d.seed, maxLen: d.maxLen, pins: d.pins}
 		target.reset(count)
 	}
 	before := len(target.keys)

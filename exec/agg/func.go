@@ -201,28 +201,35 @@ func (f *function) sharedTag() byte {
 func (f *function) AppendShared(dst []byte) ([]byte, error) { return f.AppendSharedSince(dst, 0) }
 
 func (f *function) AppendSharedSince(dst []byte, mark uint64) ([]byte, error) {
-	if err := f.flush(); err != nil {
+	s, err := f.SharedView(mark)
+	if err != nil {
 		return dst, err
+	}
+	return s.AppendTo(dst)
+}
+
+func (f *function) SharedView(mark uint64) (*SharedSnapshot, error) {
+	if err := f.flush(); err != nil {
+		return nil, err
 	}
 	now := f.SharedMark()
 	since := mark & (1<<32 - 1)
 	switch {
 	case since == 0: // everything, whatever the epoch
 	case mark>>32 != now>>32:
-		return dst, &CallError{Call: f.name, Err: fmt.Errorf("%w: the dictionary was compacted after mark %#x; write it whole",
+		return nil, &CallError{Call: f.name, Err: fmt.Errorf("%w: the dictionary was compacted after mark %#x; write it whole",
 			ErrSharedGap, mark)}
 	case since > now&(1<<32-1):
-		return dst, &CallError{Call: f.name, Err: fmt.Errorf("%w: mark %d is past the shared state's %d entries",
+		return nil, &CallError{Call: f.name, Err: fmt.Errorf("%w: mark %d is past the shared state's %d entries",
 			ErrSharedGap, since, now&(1<<32-1))}
 	}
-	dst, start := beginSnapshot(dst, f.sharedTag())
 	switch {
 	case f.strs != nil:
-		dst = f.strs.appendSince(dst, int(since))
+		return f.strs.view(int(since)), nil
 	case f.ints != nil:
-		dst = f.ints.appendSince(dst, int(since))
+		return f.ints.view(int(since)), nil
 	}
-	return endSnapshot(dst, start), nil
+	return &SharedSnapshot{tag: tagSharedNone}, nil
 }
 
 func (f *function) RestoreShared(data []byte) error {
