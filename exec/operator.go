@@ -37,7 +37,9 @@ type operator interface {
 // stateful is implemented by operators whose state belongs in a checkpoint. The task
 // calls snapshotState when a barrier arrives, after every row before the barrier and
 // before any row after it, so the snapshot is part of a consistent cut; it is the
-// in-line pause of the checkpoint, so it only serializes what changed. State is written
+// in-line pause of the checkpoint, so it only captures what changed: large state (roaring
+// bitmaps, dictionary entries) is frozen in line and serialized later on the checkpoint
+// writer's goroutine, through the writer's deferred puts (checkpoint.go). State is written
 // as key/value pairs (a key per window and key group, say) so that a checkpoint can
 // carry over the keys that did not change since the previous one instead of rewriting
 // them, which is what state.Writer.Reuse does. Values start with a version byte.
