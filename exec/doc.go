@@ -65,8 +65,11 @@
 // cut is complete and a background goroutine writes it to the state.Store
 // (Options.Store, one job key per job): new values with Put, unchanged ones with Reuse,
 // the commit record last. Processing does not wait for the write: the in-line part is
-// an operator serializing what changed since the last completed checkpoint, which
-// Metrics reports (OperatorMetrics.SnapshotPause, CheckpointMetrics.LastPause).
+// an operator capturing what changed since the last completed checkpoint — small state
+// serialized at once, roaring bitmaps frozen copy-on-write (agg.FreezeBuffer) and new
+// dictionary entries taken as a view of memory that never changes again
+// (agg.Func.SharedView) — and the writer goroutine serializes the rest before its Puts.
+// Metrics reports the pause (OperatorMetrics.SnapshotPause, CheckpointMetrics.LastPause).
 //
 // Window aggregates checkpoint per window and key group (aggcheckpoint.go, opstate.go):
 // a checkpoint rewrites the key groups that changed since the previous completed
@@ -74,7 +77,7 @@
 // deletes them. Aggregate buffers are serialized by exec/agg (roaring bitmaps in the
 // portable format behind a version byte). The COUNT(DISTINCT) dictionary is a chain of
 // chunks, merged like a binary counter but never into more than 2^18 entries at once,
-// which bounds both the in-line rewrite and the chunks a restore replays. After a failed
+// which bounds both what one checkpoint rewrites and the chunks a restore replays. After a failed
 // checkpoint, what it wrote is rewritten, nothing more.
 //
 // One checkpoint is in flight at a time; a failed one (storage error, timeout) is
