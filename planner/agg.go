@@ -166,30 +166,60 @@ func (a *aggContext) aggregate(c *parser.FuncCall) (Expr, error) {
 	if fn == AggMin || fn == AggMax {
 		call.Distinct = false // the same result either way, and no set to keep
 	}
-	argKey := "*"
+	var filter Expr
+	if c.Filter != nil {
+		x, err := (&binder{scope: a.input, clause: clauseAggFilter}).bind(c.Filter)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkBoolean(c.Filter.Pos(), x, "a FILTER condition"); err != nil {
+			return nil, err
+		}
+		// FILTER (WHERE TRUE) keeps every row: the call is the unfiltered one.
+		if lit, ok := x.(*Literal); !ok || lit.Value.IsNull() || !lit.Value.Bool() {
+			filter = x
+		}
+	}
+	// Two calls are the same aggregate only when function, DISTINCT, argument and filter
+	// all match: COUNT(*) and COUNT(*) FILTER (WHERE ...) are different columns.
+	argKey, filterKey := "*", ""
 	if arg != nil {
 		argKey = arg.String()
 	}
-	key := fmt.Sprintf("%s|%v|%s", fn, call.Distinct, argKey)
+	if filter != nil {
+		filterKey = filter.String()
+	}
+	key := fmt.Sprintf("%s|%v|%s|%s", fn, call.Distinct, argKey, filterKey)
 	for i, it := range a.aggs {
 		if it.key == key {
 			return &slotRef{kind: aggSlot, i: i, T: it.call.T}, nil
 		}
 	}
 	if arg != nil {
-		idx, seen := a.argIdx[argKey]
-		if !seen {
-			idx = len(a.args)
-			a.argIdx[argKey] = idx
-			a.args = append(a.args, arg)
-		}
-		call.Arg = idx
+		call.Arg = a.inputColumn(arg)
 		call.State = stateKind(fn, call.Distinct, arg.Type())
 	} else {
 		call.State = StateCounter
 	}
+	if filter != nil {
+		call.Filter = a.inputColumn(filter)
+	}
 	a.aggs = append(a.aggs, &aggItem{call: call, key: key})
 	return &slotRef{kind: aggSlot, i: len(a.aggs) - 1, T: call.T}, nil
+}
+
+// input_ returns the index in args of e, an aggregate argument or filter condition that
+// the aggregation reads from its input, adding it when new: calls that read the same
+// expression read one column.
+func (a *aggContext) inputColumn(e Expr) int {
+	k := e.String()
+	idx, seen := a.argIdx[k]
+	if !seen {
+		idx = len(a.args)
+		a.argIdx[k] = idx
+		a.args = append(a.args, e)
+	}
+	return idx
 }
 
 // aggResultType is the type of fn over an argument of type t, as Flink types it: COUNT is

@@ -23,6 +23,9 @@ type binder struct {
 // clauseAggArg is the clause of an aggregate's argument, where another aggregate is nested.
 const clauseAggArg = "an aggregate argument"
 
+// clauseAggFilter is the clause of an aggregate's FILTER (WHERE ...) condition.
+const clauseAggFilter = "a FILTER condition"
+
 func (b *binder) bind(e parser.Expr) (Expr, error) {
 	if b.agg != nil {
 		if x, ok := b.agg.match(e); ok {
@@ -182,6 +185,9 @@ var rankingFuncs = map[string]bool{
 
 func (b *binder) bindCall(c *parser.FuncCall) (Expr, error) {
 	name := strings.ToUpper(c.Name)
+	if c.Filter != nil && (!funcs.IsAggregate(name) || rankingFuncs[name]) {
+		return nil, errAt(c.Filter.Pos(), ErrTypeMismatch, "FILTER (WHERE ...) is only allowed after an aggregate function, not after %s", name)
+	}
 	switch {
 	case rankingFuncs[name]:
 		return nil, errAt(c.At, ErrUnsupported, "unsupported: OVER windows (%s)", name)

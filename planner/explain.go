@@ -251,7 +251,11 @@ func explainAggs(in types.Schema, keys []int, aggs []AggCall) string {
 				arg = "DISTINCT " + arg
 			}
 		}
-		sel = append(sel, fmt.Sprintf("%s(%s) AS %s", a.Func, arg, a.Name))
+		filter := ""
+		if a.Filter >= 0 {
+			filter = " FILTER " + in[a.Filter].Name
+		}
+		sel = append(sel, fmt.Sprintf("%s(%s)%s AS %s", a.Func, arg, filter, a.Name))
 		state = append(state, fmt.Sprintf("%s: %s", a.Name, a.State))
 	}
 	parts = append(parts, "select=["+strings.Join(sel, ", ")+"]")
@@ -360,6 +364,9 @@ func describeAggs(b *strings.Builder, in Node, keys []int, aggs []AggCall) {
 			arg = lineage(in, a.Arg) + ":" + s[a.Arg].Type.WithoutTimeAttr().String()
 		}
 		fmt.Fprintf(b, " agg=%s(distinct=%v,%s)->%s[%s]", a.Func, a.Distinct, arg, a.T, a.State)
+		if a.Filter >= 0 {
+			fmt.Fprintf(b, " filter=%s", lineage(in, a.Filter))
+		}
 	}
 	b.WriteByte('\n')
 }

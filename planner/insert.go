@@ -159,7 +159,7 @@ func itemPos(ins *parser.Insert, j int) parser.Pos {
 
 // updatingNode names the node that makes a plan updating, as Flink's error does.
 func updatingNode(n Node) string {
-	if g, ok := n.(*GroupAggregate); ok && len(g.Aggs) > 0 {
+	if g, ok := n.(*GroupAggregate); ok {
 		return g.Explain()
 	}
 	for _, c := range n.Children() {

@@ -239,8 +239,11 @@ func distinct(pos parser.Pos, rel *relation) (*relation, error) {
 		agg.Out = append(agg.Out, types.Column{Name: c.Name, Type: t})
 		out.cols = append(out.cols, scopeCol{name: rel.scope.cols[i].name, t: t})
 	}
-	// A group without aggregates never changes once emitted: the output is insert-only.
-	return &relation{node: agg, scope: out, changelog: InsertOnly}, nil
+	// A group without aggregates never changes once emitted, but Flink plans every
+	// GroupAggregate as updating, and so does pipesql: SELECT DISTINCT writes to a sink
+	// that accepts updates (print, upsert-kafka, ...) and is refused by an append-only one
+	// with Flink's message, rather than behaving differently from Flink.
+	return &relation{node: agg, scope: out, changelog: Updating}, nil
 }
 
 // groupItem is one bound GROUP BY expression.
@@ -394,6 +397,9 @@ func (p *planner) planAggregate(sel *parser.Select, items []selectItem, from *re
 		call := it.call
 		if call.Arg >= 0 {
 			call.Arg = argPos[call.Arg]
+		}
+		if call.Filter >= 0 {
+			call.Filter = argPos[call.Filter]
 		}
 		call.Name = aggNames[i]
 		if call.Name == "" {
