@@ -139,8 +139,9 @@ type fileSource struct {
 	clock   clock
 	log     connectors.Logger
 
-	files    map[string]*fileState // every file seen, by path
-	pending  []string              // files not done, in name order
+	files    map[string]*fileState   // every file seen, by path
+	idents   map[string]fileIdentity // files read from, as they were when opened (fileidentity.go)
+	pending  []string                // files not done, in name order
 	cur      *openFile
 	nextScan time.Time
 	skipped  int64
@@ -164,7 +165,7 @@ func newFileSource(cfg connectors.SourceConfig, clk clock) (*fileSource, error) 
 	if err != nil {
 		return nil, err
 	}
-	s := &fileSource{table: cfg.Name, clock: clk, log: cfg.Log, files: map[string]*fileState{}}
+	s := &fileSource{table: cfg.Name, clock: clk, log: cfg.Log, files: map[string]*fileState{}, idents: map[string]fileIdentity{}}
 	if s.log == nil {
 		s.log = discardLogger{}
 	}
@@ -276,6 +277,7 @@ func (s *fileSource) open(path string) error {
 		f.Close()
 		return err
 	}
+	s.idents[path] = identityOfInfo(info)
 	if st.Offset > info.Size() {
 		f.Close()
 		return fmt.Errorf("%w: %s is shorter (%d bytes) than the restored position %d", ErrBadState, path, info.Size(), st.Offset)

@@ -60,6 +60,13 @@ type enumerator struct {
 	missing    []string
 	complete   bool // bounded or discovery off: the one listing needed is done
 
+	// The identity of what is read (identity.go): the cluster id, and the topic id
+	// ("" when the cluster has none) and largest partition count of each topic listed.
+	cluster         string
+	clusterKnown    bool
+	topicIDs        map[string]string
+	partitionCounts map[string]int
+
 	attempts    uint64
 	failures    uint64
 	consecutive int
@@ -83,6 +90,9 @@ func newEnumerator(opts *tableOptions, settings *clientSettings, client *metadat
 		known:      map[partitionKey]bool{},
 		unresolved: map[partitionKey]bool{},
 		started:    clock.Now(),
+
+		topicIDs:        map[string]string{},
+		partitionCounts: map[string]int{},
 	}
 }
 
@@ -161,6 +171,9 @@ func (e *enumerator) attempt(ctx context.Context) bool {
 	}
 	if err == nil {
 		err = e.resolve(actx)
+	}
+	if l != nil && ctx.Err() == nil {
+		e.describeNew(ctx, l)
 	}
 
 	e.mu.Lock()
