@@ -93,6 +93,9 @@ type JobStatus struct {
 	// belong to) and as bad (a NULL event time, a record the format skipped).
 	LateRecords, BadRecords int64
 	Sources                 []SourceStatus
+	// Savepoint is where the job's state was saved when it was stopped with a savepoint
+	// (STOP JOB ... WITH SAVEPOINT); such a job is FINISHED, as in Flink, not CANCELED.
+	Savepoint string
 }
 
 // CheckpointStatus summarizes a job's checkpoints.
@@ -328,6 +331,8 @@ type Tracker struct {
 	ckptID  uint64
 	ckptAt  time.Time
 	restart int // the Restarts of the samples; a restart resets the runtime's counters
+	// savepoint is where a stop with a savepoint saved the job's state, "" if not.
+	savepoint string
 }
 
 // TrackerOptions configures a Tracker.
@@ -376,12 +381,26 @@ func (t *Tracker) Status() JobStatus {
 // EventTime says how the job's watermarks are read.
 func (t *Tracker) EventTime() EventTime { return t.et }
 
+// StoppedWithSavepoint records that the job was stopped after a savepoint at path: once
+// it has stopped, it is FINISHED rather than CANCELED.
+func (t *Tracker) StoppedWithSavepoint(path string) {
+	t.mu.Lock()
+	t.savepoint = path
+	t.mu.Unlock()
+}
+
 // complete adds to s what needs the Tracker's history, and samples.
 func (t *Tracker) complete(s JobStatus) JobStatus {
 	s.ID, s.Name = t.id, t.name
 	now := s.At
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.savepoint != "" {
+		s.Savepoint = t.savepoint
+		if s.State == Canceled {
+			s.State = Finished
+		}
+	}
 	if id := s.Checkpoints.LastID; id != 0 && id != t.ckptID {
 		t.ckptID, t.ckptAt = id, now
 	}
@@ -512,6 +531,7 @@ func (s JobStatus) MarshalJSON() ([]byte, error) {
 		LateRecords      int64      `json:"late_records"`
 		BadRecords       int64      `json:"bad_records"`
 		Sources          []source   `json:"sources"`
+		Savepoint        string     `json:"savepoint,omitempty"`
 	}
 	stamp := func(t time.Time) string {
 		if t.IsZero() {
@@ -529,7 +549,8 @@ func (s JobStatus) MarshalJSON() ([]byte, error) {
 			LastAt: stamp(s.Checkpoints.LastAt), LastDurationSec: s.Checkpoints.LastDuration.Seconds(),
 			LastBytes: s.Checkpoints.LastBytes,
 		},
-		Sources: []source{},
+		Sources:   []source{},
+		Savepoint: s.Savepoint,
 	}
 	if s.LagKnown {
 		lag := s.Lag

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/pipesql/pipesql/engine"
 	"github.com/pipesql/pipesql/funcs"
 	"github.com/pipesql/pipesql/parser"
 )
@@ -28,6 +29,9 @@ func prepare(ctx context.Context, cf *commonFlags, stdout, stderr io.Writer, exp
 	}
 	r := newRunner(o.stdout, o.log)
 	r.obs = o
+	if r.eng, err = cf.obs.newEngine(o, engine.Options{}); err != nil {
+		return nil, sqlError{err}
+	}
 	r.explainOnly = explainOnly
 	if err := r.applySets(cf.sets); err != nil {
 		return nil, err

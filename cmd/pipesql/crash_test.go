@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pipesql/pipesql/engine"
 	"github.com/pipesql/pipesql/state"
 )
 
@@ -133,7 +134,7 @@ func startCrashRun(t *testing.T, env []string, args ...string) *crashRun {
 		in := bufio.NewScanner(pipe)
 		for in.Scan() {
 			line := in.Text()
-			if strings.HasPrefix(line, commitAnnouncement) {
+			if strings.HasPrefix(line, engine.CommitAnnouncement) {
 				select {
 				case r.commits <- line:
 				default:
@@ -196,7 +197,7 @@ func TestCrashRecoveryExactlyOnce(t *testing.T) {
 	in, out, ckpt := filepath.Join(dir, "in"), filepath.Join(dir, "out"), filepath.Join(dir, "checkpoints")
 	truth := writeCrashEvents(t, in, n)
 	job := crashJobText(t, dir, ckpt, in, out, "COUNT(DISTINCT user_id)")
-	env := []string{commitDelayEnv + "=30ms"}
+	env := []string{engine.CommitDelayEnv + "=30ms"}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -296,7 +297,7 @@ func TestStopSavepointAndUpgradeGuard(t *testing.T) {
 	truth := writeCrashEvents(t, in, n)
 	job := crashJobText(t, dir, ckpt, in, out, "COUNT(DISTINCT user_id)")
 
-	r := startCrashRun(t, []string{commitDelayEnv + "=1ms"}, "run", "--savepoint-dir", sps, job)
+	r := startCrashRun(t, []string{engine.CommitDelayEnv + "=1ms"}, "run", "--savepoint-dir", sps, job)
 	for range 2 { // two checkpoints in: the job is well under way
 		select {
 		case <-r.commits:

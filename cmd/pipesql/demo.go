@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pipesql/pipesql/engine"
 	"github.com/pipesql/pipesql/internal/demo"
 )
 
@@ -65,6 +66,10 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	r.log = r.obs.log
 	defer cf.obs.close()
+	if r.eng, err = cf.obs.newEngine(r.obs, engine.Options{}); err != nil {
+		fmt.Fprintf(stderr, "pipesql demo: %v\n", err)
+		return exitUsage
+	}
 	// The embedded cluster is new each time, so the job's checkpoints must be too: a
 	// restore would point at offsets this cluster never had.
 	checkpoints, err := os.MkdirTemp("", "pipesql-demo-checkpoints")

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,14 +14,9 @@ import (
 	"github.com/chzyer/readline"
 
 	"github.com/pipesql/pipesql/connectors/builtin"
-	"github.com/pipesql/pipesql/exec"
+	"github.com/pipesql/pipesql/engine"
 	"github.com/pipesql/pipesql/obs"
-	"github.com/pipesql/pipesql/planner"
 )
-
-// settingMetricsAddress is the SET key that serves the metrics of the jobs planned with
-// it, as --metrics-addr does.
-const settingMetricsAddress = "metrics.address"
 
 // obsFlags are the observability flags of run, shell and demo.
 type obsFlags struct {
@@ -35,6 +29,7 @@ type obsFlags struct {
 	once sync.Once
 	o    *observer
 	err  error
+	eng  *engine.Engine
 }
 
 func (f *obsFlags) register(fs *flag.FlagSet) {
@@ -51,15 +46,33 @@ func (f *obsFlags) open(stdout, stderr io.Writer) (*observer, error) {
 	return f.o, f.err
 }
 
-// close flushes the log and stops the metrics server, if open was called.
+// newEngine makes the process's engine: its jobs log to o and are tracked in o's
+// registry; it serves metrics on --metrics-addr.
+func (f *obsFlags) newEngine(o *observer, opts engine.Options) (*engine.Engine, error) {
+	opts.Log, opts.Registry, opts.MetricsAddr = o.log, o.reg, f.metricsAddr
+	eng, err := engine.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	f.eng = eng
+	return eng, nil
+}
+
+// close stops the engine's jobs and metrics server and flushes the log, if open was
+// called.
 func (f *obsFlags) close() {
+	if f.eng != nil {
+		if err := f.eng.Close(); err != nil && f.o != nil {
+			f.o.log.Warn("closing the engine", "err", err)
+		}
+	}
 	if f.o != nil {
 		f.o.close()
 	}
 }
 
-// observer is what a pipesql process shows about its jobs: its log, the progress of
-// pipesql run, and the metrics server, all reading one obs.Registry.
+// observer is what a pipesql process shows about its jobs: its log and the progress of
+// pipesql run, reading the obs.Registry the engine tracks its jobs in (and serves).
 type observer struct {
 	flags *obsFlags
 	// stdout and stderr are where the process writes: on a terminal with a progress
@@ -72,10 +85,6 @@ type observer struct {
 	mode           obs.ProgressMode
 	width          func() int
 	reg            *obs.Registry
-
-	mu     sync.Mutex
-	server *obs.Server
-	jobs   int // jobs tracked so far, for their ids
 }
 
 func newObserver(f *obsFlags, stdout, stderr io.Writer) (*observer, error) {
@@ -119,86 +128,14 @@ func newObserver(f *obsFlags, stdout, stderr io.Writer) (*observer, error) {
 		return nil, err
 	}
 	o.progressLog = slog.New(h)
-	if f.metricsAddr != "" {
-		if err := o.serve(f.metricsAddr); err != nil {
-			return nil, fmt.Errorf("--metrics-addr: %w", err)
-		}
-	}
 	return o, nil
 }
 
-// serve starts the metrics server on addr, unless it runs already.
-func (o *observer) serve(addr string) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.server != nil {
-		if addr != o.flags.metricsAddr && addr != o.server.Addr() {
-			o.log.Warn("metrics are served already; another address is ignored", "serving", o.server.Addr(), "ignored", addr)
-		}
-		return nil
-	}
-	s, err := obs.Serve(addr, o.reg)
-	if err != nil {
-		return err
-	}
-	o.server = s
-	o.log.Info("serving metrics and job status", "metrics", "http://"+s.Addr()+"/metrics", "status", "http://"+s.Addr()+"/status")
-	return nil
-}
-
-// serveFrom starts the metrics server when settings ask for it (SET 'metrics.address').
-func (o *observer) serveFrom(settings map[string]string) error {
-	if o == nil {
-		return nil
-	}
-	addr := strings.TrimSpace(settings[settingMetricsAddress])
-	if addr == "" {
-		return nil
-	}
-	if err := o.serve(addr); err != nil {
-		return sqlError{fmt.Errorf("SET '%s' = '%s': %w", settingMetricsAddress, addr, err)}
-	}
-	return nil
-}
-
-// track shows a job in the metrics, /status and the progress line; id "" numbers it.
-func (o *observer) track(id, name string, job *exec.Job, prog *planner.Program) *obs.Tracker {
-	if o == nil {
-		return nil
-	}
-	o.mu.Lock()
-	o.jobs++
-	if id == "" {
-		id = strconv.Itoa(o.jobs)
-	}
-	o.mu.Unlock()
-	t := obs.NewTracker(job, obs.TrackerOptions{ID: id, Name: name, EventTime: obs.EventTimeOf(prog)})
-	o.reg.Add(t)
-	return t
-}
-
-// untrack stops showing a job.
-func (o *observer) untrack(id string) {
-	if o != nil {
-		o.reg.Remove(id)
-	}
-}
-
-// watch shows the jobs of a pipesql run while they run: it tracks them, serves their
-// metrics when SET 'metrics.address' asks, and shows the progress. The returned stop
-// ends the progress (a terminal keeps its last line).
-func (o *observer) watch(ctx context.Context, progs []*planner.Program, jobs []*exec.Job) (stop func(), err error) {
-	if o == nil {
-		return func() {}, nil
-	}
-	for i, job := range jobs {
-		if err := o.serveFrom(progs[i].Settings); err != nil {
-			return nil, err
-		}
-		o.track("", insertJobName(progs[i]), job, progs[i])
-	}
-	if o.mode == obs.ProgressOff {
-		return func() {}, nil
+// watch shows the progress of the jobs of a pipesql run while they run. The returned
+// stop ends it (a terminal keeps its last line).
+func (o *observer) watch(ctx context.Context) (stop func()) {
+	if o == nil || o.mode == obs.ProgressOff {
+		return func() {}
 	}
 	restorePrint := func() {}
 	if o.line != nil {
@@ -217,21 +154,12 @@ func (o *observer) watch(ctx context.Context, progs []*planner.Program, jobs []*
 		cancel()
 		<-done
 		restorePrint()
-	}, nil
+	}
 }
 
-// close reports the log lines still folded and stops the metrics server.
+// close reports the log lines still folded.
 func (o *observer) close() {
 	if o.dedup != nil {
 		o.dedup.Flush(context.Background())
-	}
-	o.mu.Lock()
-	s := o.server
-	o.server = nil
-	o.mu.Unlock()
-	if s != nil {
-		if err := s.Close(); err != nil {
-			o.log.Warn("stopping the metrics server", "err", err)
-		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/pipesql/pipesql/connectors"
-	"github.com/pipesql/pipesql/exec"
+	"github.com/pipesql/pipesql/engine"
 	"github.com/pipesql/pipesql/parser"
 	"github.com/pipesql/pipesql/planner"
 	"github.com/pipesql/pipesql/types"
@@ -36,7 +36,9 @@ type runner struct {
 	// chatty confirms each statement that prints nothing else, as Flink's SQL client does;
 	// the shell is chatty, run and explain are quiet so that their output is the results.
 	chatty bool
-	// obs shows the jobs' progress and metrics (observe.go); nil shows nothing.
+	// eng runs the jobs and queries.
+	eng *engine.Engine
+	// obs shows the jobs' progress (observe.go); nil shows nothing.
 	obs *observer
 	// jobs are the INSERT jobs planned so far, run together by runJobs.
 	jobs []*planner.Program
@@ -177,43 +179,27 @@ func (r *runner) show(s *parser.Show) error {
 	return nil
 }
 
-// runJobs runs the queued INSERT jobs together until all finish or ctx is cancelled.
-// The first job failure cancels the others.
+// runJobs submits the queued INSERT jobs to the engine together and waits until all
+// finish or ctx is cancelled. The first job failure stops the others.
 func (r *runner) runJobs(ctx context.Context) error {
 	if len(r.jobs) == 0 {
 		return nil
 	}
-	jobs := make([]*exec.Job, len(r.jobs))
-	keys := jobKeys(r.jobs)
-	for i, prog := range r.jobs {
-		opts := exec.Options{Log: r.log}
-		store, err := r.openCheckpoints(prog, keys[i], &opts)
-		if err != nil {
-			return err
-		}
-		if store != nil {
-			defer store.Close()
-		}
-		job, err := exec.NewJob(prog, opts)
-		if err != nil {
-			return r.sqlErr(err)
-		}
-		jobs[i] = job
-	}
-	stopWatching, err := r.obs.watch(ctx, r.jobs, jobs)
-	if err != nil {
-		return err
-	}
-	defer stopWatching()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	jobs, err := r.eng.SubmitAll(ctx, r.jobs)
+	if err != nil {
+		return r.submitErr(err)
+	}
+	stopWatching := r.obs.watch(ctx)
+	defer stopWatching()
 	var wg sync.WaitGroup
 	errs := make([]error, len(jobs))
 	for i, job := range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := job.Run(ctx); err != nil {
+			if err := job.Wait(); err != nil {
 				errs[i] = userError(fmt.Errorf("job %s failed: %w", jobName(r.jobs[i], i), err))
 				cancel(errs[i])
 			}
@@ -221,6 +207,14 @@ func (r *runner) runJobs(ctx context.Context) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// submitErr marks the errors of a submission that are the user's.
+func (r *runner) submitErr(err error) error {
+	if errors.Is(err, engine.ErrInvalidJob) {
+		return r.sqlErr(err)
+	}
+	return err
 }
 
 func jobName(prog *planner.Program, i int) string {
@@ -235,14 +229,11 @@ func jobName(prog *planner.Program, i int) string {
 func (r *runner) runQuery(ctx context.Context, prog *planner.Program) error {
 	schema := prog.Pipelines[0].Root.Schema()
 	tw := newTableau(r.out, schema)
-	job, err := exec.NewJob(prog, exec.Options{
-		Log: r.log,
-		Collect: func(kind connectors.RowKind, row types.Row) {
-			tw.row(kind, row)
-		},
+	job, err := r.eng.Query(prog, func(kind connectors.RowKind, row types.Row) {
+		tw.row(kind, row)
 	})
 	if err != nil {
-		return r.sqlErr(err)
+		return r.submitErr(err)
 	}
 	tw.header()
 	err = job.Run(ctx)
