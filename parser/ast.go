@@ -92,6 +92,7 @@ type CreateTable struct {
 	PrimaryKey  *PrimaryKey   // nil when absent
 	Comment     string
 	PartitionBy []string
+	PartitionAt Pos      // where PARTITIONED BY starts; zero when absent
 	Options     []Option // in the order written
 }
 
@@ -203,19 +204,23 @@ type Describe struct {
 	Name ObjectName
 }
 
-// Explain is EXPLAIN [PLAN FOR] statement, where the statement is a query, INSERT or statement set.
+// Explain is EXPLAIN [PLAN FOR] statement, where the statement is a query, INSERT or
+// statement set. Flink's detail keywords (EXPLAIN CHANGELOG_MODE ...) are refused.
 type Explain struct {
 	At   Pos
 	Stmt Statement
 }
 
-// Insert is INSERT INTO|OVERWRITE table [(cols)] query.
+// Insert is INSERT INTO|OVERWRITE table [/*+ OPTIONS(...) */] [(cols)] query.
 type Insert struct {
 	At        Pos
 	Table     ObjectName
 	Overwrite bool
-	Columns   []string
-	Query     *Query
+	// Options are the 'key' = 'value' pairs of OPTIONS hints after the table name: dynamic
+	// table options for this write, in the order written; nil without a hint.
+	Options []Option
+	Columns []string
+	Query   *Query
 }
 
 // QueryStatement is a bare query: SELECT ..., WITH ... SELECT ..., VALUES? (not supported).
@@ -302,11 +307,14 @@ type OrderItem struct {
 	Desc bool
 }
 
-// TableName is a table or view in FROM: name [[AS] alias].
+// TableName is a table or view in FROM: name [/*+ OPTIONS(...) */] [[AS] alias].
 type TableName struct {
-	At    Pos
-	Name  ObjectName
-	Alias string
+	At   Pos
+	Name ObjectName
+	// Options are the 'key' = 'value' pairs of OPTIONS hints after the name: dynamic
+	// table options for this read, in the order written; nil without a hint.
+	Options []Option
+	Alias   string
 }
 
 // SubqueryTable is (query) [AS] alias in FROM.

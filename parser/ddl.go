@@ -35,7 +35,12 @@ func (p *parser) parseCreateTable(at Pos, temporary bool) (Statement, error) {
 			return nil, err
 		}
 	}
-	if p.accept("PARTITIONED") {
+	if t := p.peek(); t.is("DISTRIBUTED") {
+		return nil, unsupportedErr(t.pos, "unsupported: DISTRIBUTED BY (pipesql runs each job in one process)")
+	}
+	if t := p.peek(); t.is("PARTITIONED") {
+		p.i++
+		ct.PartitionAt = t.pos
 		if _, err := p.expect("BY"); err != nil {
 			return nil, err
 		}
@@ -47,6 +52,12 @@ func (p *parser) parseCreateTable(at Pos, temporary bool) (Statement, error) {
 		p.i++
 		if ct.Options, err = p.parseOptions(); err != nil {
 			return nil, err
+		}
+		switch t := p.peek(); {
+		case t.is("LIKE"):
+			return nil, unsupportedErr(t.pos, "CREATE TABLE ... LIKE is not supported")
+		case t.is("AS"):
+			return nil, unsupportedErr(t.pos, "CREATE TABLE ... AS SELECT is not supported: create the table, then INSERT INTO it")
 		}
 	} else if p.peek().kind != tokEOF {
 		if p.peek().is("LIKE") {

@@ -29,6 +29,12 @@
 // niladic functions such as CURRENT_TIMESTAMP, FULL JOIN, and WITH clauses. Words that
 // are MySQL keywords but not Flink ones (KEY, STATUS, DIV) stay identifiers.
 //
+// Hints are tokens, not comments: OPTIONS('k' = 'v') right after a table name (in FROM,
+// in TABLE t of a window function, after INSERT INTO t) is carried on the TableName or
+// Insert as dynamic table options; Flink's other hints (BROADCAST, SHUFFLE_HASH,
+// SHUFFLE_MERGE, NEST_LOOP, LOOKUP, STATE_TTL) are refused by name, and a hint anywhere
+// else is an error (hint.go). Plain comments, /* ... */ and --, are dropped.
+//
 // When sqlparser rejects the text, the failing emitted token maps back to the source
 // token, and the message lists what would have been accepted there, found by asking
 // sqlparser again with each candidate in its place. sqlparser is never trusted not to

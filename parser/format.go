@@ -193,6 +193,7 @@ func (f *formatter) insert(s *Insert) {
 		f.WriteString("INSERT INTO ")
 	}
 	f.WriteString(s.Table.String())
+	f.hint(s.Options)
 	if len(s.Columns) > 0 {
 		f.WriteString(" (")
 		f.names(s.Columns)
@@ -423,6 +424,21 @@ func (f *formatter) selectBody(s *Select) {
 	}
 }
 
+// hint renders the options of a table hint as one OPTIONS hint.
+func (f *formatter) hint(opts []Option) {
+	if len(opts) == 0 {
+		return
+	}
+	f.WriteString(" /*+ OPTIONS(")
+	for i, o := range opts {
+		if i > 0 {
+			f.WriteString(", ")
+		}
+		f.WriteString(quoteString(o.Key) + " = " + quoteString(o.Value))
+	}
+	f.WriteString(") */")
+}
+
 func (f *formatter) alias(a string) {
 	if a != "" {
 		f.WriteString(" AS " + QuoteIdent(a))
@@ -433,6 +449,7 @@ func (f *formatter) table(t TableExpr) {
 	switch t := t.(type) {
 	case *TableName:
 		f.WriteString(t.Name.String())
+		f.hint(t.Options)
 		f.alias(t.Alias)
 	case *SubqueryTable:
 		f.WriteString("(")
@@ -444,6 +461,7 @@ func (f *formatter) table(t TableExpr) {
 		switch in := t.Input.(type) {
 		case *TableName:
 			f.WriteString("TABLE " + in.Name.String())
+			f.hint(in.Options)
 		case *SubqueryTable:
 			f.WriteString("(")
 			f.query(in.Query)

@@ -207,8 +207,7 @@ func dumpNode(b *strings.Builder, v reflect.Value, indent, label string) {
 					scalars = append(scalars, fmt.Sprintf("%s=%v", f.Name, fv.Interface()))
 				}
 			case reflect.Struct:
-				if f.Type == posType && f.Name != "At" {
-					p := fv.Interface().(Pos)
+				if p, ok := fv.Interface().(Pos); ok && f.Name != "At" && p.Line != 0 {
 					scalars = append(scalars, fmt.Sprintf("%s=%d:%d", f.Name, p.Line, p.Col))
 				}
 			}

@@ -17,6 +17,7 @@ const (
 	tokDQuoted                // "double quoted": not valid Flink SQL, kept so that the error can say so
 	tokNumber                 // 42, 3.14, 1e3, .5
 	tokOp                     // punctuation and operators
+	tokHint                   // /*+ hint */: val is the text between /*+ and */
 	tokIllegal                // a character that starts no token
 )
 
@@ -40,7 +41,7 @@ func (t token) describe() string {
 	switch t.kind {
 	case tokEOF:
 		return "end of input"
-	case tokString, tokDQuoted, tokQuoted:
+	case tokString, tokDQuoted, tokQuoted, tokHint:
 		s := t.text
 		if utf8.RuneCountInString(s) > 40 {
 			r := []rune(s)
@@ -66,8 +67,9 @@ type lexer struct {
 }
 
 // lex returns the tokens of src, whose first byte is at position base, followed by a
-// tokEOF token. Comments are dropped. Unterminated strings, quoted identifiers and
-// block comments are errors; other stray characters become tokIllegal tokens so that
+// tokEOF token. Comments are dropped, except hints: a block comment that opens with
+// /*+ is a tokHint, so that the parser applies or refuses it and never loses it.
+// Unterminated strings, quoted identifiers and block comments are errors; other stray characters become tokIllegal tokens so that
 // text which is only sliced (like an unquoted SET value) does not fail to lex.
 func lex(file, src string, base Pos) ([]token, error) {
 	if base.Line == 0 {
@@ -133,7 +135,7 @@ func (l *lexer) skipSpaceAndComments(baseOff int) {
 			for l.off < len(l.src) && l.src[l.off] != '\n' {
 				l.advance()
 			}
-		case c == '/' && l.peek(1) == '*':
+		case c == '/' && l.peek(1) == '*' && l.peek(2) != '+':
 			start := l.pos(baseOff)
 			l.advance()
 			l.advance()
@@ -176,6 +178,24 @@ func (l *lexer) next(start Pos) (tokKind, string, error) {
 	case c == '"':
 		s, err := l.quoted('"', start, `unterminated double-quoted string: expected closing "`)
 		return tokDQuoted, s, err
+	case c == '/' && l.peek(1) == '*' && l.peek(2) == '+':
+		l.advance()
+		l.advance()
+		l.advance()
+		s := l.off
+		for {
+			if l.off >= len(l.src) {
+				return tokHint, "", syntaxErr(start, "unterminated hint: expected */")
+			}
+			if l.src[l.off] == '*' && l.peek(1) == '/' {
+				break
+			}
+			l.advance()
+		}
+		val := l.src[s:l.off]
+		l.advance()
+		l.advance()
+		return tokHint, val, nil
 	case c >= '0' && c <= '9' || c == '.' && l.peek(1) >= '0' && l.peek(1) <= '9':
 		s := l.off
 		l.number()

@@ -89,7 +89,7 @@ func splitTokens(toks []token) (spans []span, open bool) {
 	return spans, open
 }
 
-// explainDetails are the EXPLAIN detail keywords Flink accepts; pipesql ignores them.
+// explainDetails are the EXPLAIN detail keywords Flink accepts; pipesql refuses them.
 var explainDetails = setOf("ESTIMATED_COST", "CHANGELOG_MODE", "JSON_EXECUTION_PLAN", "PLAN_ADVICE")
 
 // opensStatementSet reports whether the statement starts a statement set whose body
@@ -296,6 +296,8 @@ func badToken(t token) error {
 		return syntaxErr(t.pos, "double quotes are not string delimiters in Flink SQL: use 'single quotes' for strings and `backquotes` for identifiers")
 	case tokIllegal:
 		return syntaxErr(t.pos, "unexpected character %q", t.text)
+	case tokHint:
+		return syntaxErr(t.pos, "hint %s is not allowed here: table hints go right after a table name, query hints right after SELECT", t.describe())
 	}
 	return nil
 }
@@ -608,6 +610,9 @@ func (p *parser) parseSetWord(what string, stop func(token) bool) (string, error
 	}
 	start := p.i
 	for p.peek().kind != tokEOF && !stop(p.peek()) {
+		if p.peek().kind == tokHint {
+			return "", badToken(p.peek())
+		}
 		p.i++
 	}
 	if p.i == start {
@@ -645,12 +650,14 @@ func (p *parser) parseShow() (Statement, error) {
 	t := p.peek()
 	p.i++
 	switch {
-	case t.is("TABLES"):
-		return &Show{At: at, What: ShowTables}, nil
-	case t.is("VIEWS"):
-		return &Show{At: at, What: ShowViews}, nil
-	case t.is("FUNCTIONS"):
-		return &Show{At: at, What: ShowFunctions}, nil
+	case t.is("TABLES"), t.is("VIEWS"), t.is("FUNCTIONS"):
+		if k := p.peek(); k.is("FROM") || k.is("IN") || k.is("LIKE") || k.is("ILIKE") || k.is("NOT") {
+			return nil, unsupportedErr(k.pos, "unsupported: SHOW %s %s (pipesql has one catalog and database; SHOW %s lists everything)", t.val, k.val, t.val)
+		}
+		what := map[string]ShowKind{"TABLES": ShowTables, "VIEWS": ShowViews, "FUNCTIONS": ShowFunctions}[t.val]
+		return &Show{At: at, What: what}, nil
+	case t.is("USER") && p.peek().is("FUNCTIONS"):
+		return nil, unsupportedErr(t.pos, "unsupported: SHOW USER FUNCTIONS")
 	case t.is("JOBS"):
 		return &Show{At: at, What: ShowJobs}, nil
 	case t.is("CREATE"):
@@ -670,7 +677,8 @@ func (p *parser) parseShow() (Statement, error) {
 			return nil, err
 		}
 		return &Show{At: at, What: what, Name: name}, nil
-	case t.is("CATALOGS"), t.is("DATABASES"), t.is("MODULES"), t.is("COLUMNS"), t.is("PARTITIONS"), t.is("JARS"):
+	case t.is("CATALOGS"), t.is("DATABASES"), t.is("MODULES"), t.is("COLUMNS"), t.is("PARTITIONS"), t.is("JARS"),
+		t.is("CURRENT"), t.is("FULL"), t.is("PROCEDURES"), t.is("MODELS"):
 		return nil, unsupportedErr(t.pos, "SHOW %s is not supported", t.val)
 	}
 	p.i--
@@ -683,13 +691,8 @@ func (p *parser) parseExplain() (Statement, error) {
 		if _, err := p.expect("FOR"); err != nil {
 			return nil, err
 		}
-	} else {
-		for p.peek().kind == tokWord && explainDetails[p.peek().val] {
-			p.i++
-			if !p.acceptOp(",") {
-				break
-			}
-		}
+	} else if t := p.peek(); t.kind == tokWord && explainDetails[t.val] {
+		return nil, unsupportedErr(t.pos, "unsupported: EXPLAIN %s (EXPLAIN prints the physical plan, with the changelog of updating nodes)", t.val)
 	}
 	t := p.peek()
 	var st Statement
@@ -710,7 +713,7 @@ func (p *parser) parseExplain() (Statement, error) {
 	case t.is("STATEMENT"), t.is("BEGIN"):
 		st, err = p.parseStatementSet()
 	default:
-		return nil, p.errExpected("SELECT", "WITH", "INSERT", "STATEMENT SET", "EXECUTE", "PLAN FOR", "ESTIMATED_COST", "CHANGELOG_MODE", "JSON_EXECUTION_PLAN")
+		return nil, p.errExpected("SELECT", "WITH", "INSERT", "STATEMENT SET", "EXECUTE", "PLAN FOR")
 	}
 	if err != nil {
 		return nil, err
@@ -730,6 +733,9 @@ func (p *parser) parseInsert() (*Insert, error) {
 	}
 	var err error
 	if ins.Table, _, err = p.parseObjectName("table name"); err != nil {
+		return nil, err
+	}
+	if ins.Options, err = p.parseTableHints(); err != nil {
 		return nil, err
 	}
 	if p.peek().is("PARTITION") {

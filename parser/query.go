@@ -56,6 +56,8 @@ type leaf struct {
 	table TableExpr
 	query *Query
 	fn    funcShape
+	// options are the OPTIONS hints after a table name in FROM.
+	options []Option
 }
 
 // funcShape says how a placeholder function call maps back.
@@ -335,6 +337,8 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 		return i + 1, nil
 	case tokDQuoted, tokIllegal:
 		return 0, badToken(t)
+	case tokHint:
+		return l.emitHint(i)
 	case tokEOF:
 		return 0, p.errExpectedAt(t, "expression")
 	case tokQuoted:
@@ -448,6 +452,8 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 		return 0, unsupportedErr(t.pos, "FOR SYSTEM_TIME AS OF (temporal joins) is not supported")
 	case w == "GROUPING" && nt.is("SETS"):
 		return 0, unsupportedErr(t.pos, "GROUPING SETS is not supported")
+	case w == "NULLS" && (nt.is("FIRST") || nt.is("LAST")):
+		return 0, unsupportedErr(t.pos, "unsupported: NULLS %s (pipesql runs no ORDER BY on a stream)", nt.val)
 	case unsupportedWords[w] != "":
 		return 0, unsupportedErr(t.pos, "%s", unsupportedWords[w])
 	case junkWords[w]:
@@ -458,6 +464,29 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 }
 
 var trimModes = setOf("BOTH", "LEADING", "TRAILING")
+
+// emitHint handles a hint inside a query. Right after a table name of a FROM clause it
+// is a table hint, whose options the table's leaf keeps; right after SELECT a query
+// hint, none of which pipesql runs. Anywhere else it is an error. It emits nothing.
+func (l *lowering) emitHint(i int) (int, error) {
+	t := l.p.toks[i]
+	n := len(l.toks)
+	switch {
+	case n >= 2 && l.toks[n-2].sel != nil:
+		// SELECT /*N*/ was just emitted.
+		_, err := l.p.parseHint(t, false)
+		return 0, err
+	case n >= 1 && l.toks[n-1].leaf != nil && l.toks[n-1].leaf.kind == leafIdent && l.tableStartsAt(n-1):
+		opts, err := l.p.parseHint(t, true)
+		if err != nil {
+			return 0, err
+		}
+		lf := l.toks[n-1].leaf
+		lf.options = append(lf.options, opts...)
+		return i + 1, nil
+	}
+	return 0, badToken(t)
+}
 
 // inFromList reports whether the next emitted token would be a table of a FROM clause:
 // right after FROM, a JOIN, or a comma of a FROM list.
@@ -1021,13 +1050,17 @@ func (p *parser) parseTVFTable(a *tvfArg, fn string) (TableExpr, error) {
 		if err != nil {
 			return nil, err
 		}
+		opts, err := p.parseTableHints()
+		if err != nil {
+			return nil, err
+		}
 		if p.peek().is("PARTITION") {
 			return nil, unsupportedErr(p.peek().pos, "PARTITION BY in window table functions is not supported")
 		}
 		if p.i < a.hi {
 			return nil, p.errExpected("','", "')'")
 		}
-		return &TableName{At: pos, Name: name}, nil
+		return &TableName{At: pos, Name: name, Options: opts}, nil
 	case t.isOp("(") && p.match[a.lo] == a.hi-1:
 		q, err := p.lowerQuery(a.lo+1, a.hi-1, []string{"')'"})
 		if err != nil {

@@ -42,6 +42,9 @@ type Table struct {
 	Format *connectors.FormatFactory
 	// Def is the statement that created the table (SHOW CREATE TABLE prints it).
 	Def *parser.CreateTable
+	// Hint is the OPTIONS hint of one read or write, already applied to Options; nil
+	// for a table of the catalog (see withHint).
+	Hint []parser.Option
 }
 
 // TableColumn is one column of a table.

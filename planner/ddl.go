@@ -22,21 +22,36 @@ func (s *Session) createTable(ct *parser.CreateTable) error {
 		}
 		return errAt(ct.At, ErrAlreadyExists, "table or view '%s' already exists", name)
 	}
+	if ct.PartitionBy != nil {
+		return errAt(ct.PartitionAt, ErrUnsupported, "unsupported: PARTITIONED BY (no pipesql connector writes or reads partitions)")
+	}
+	t, err := buildTable(ct, name)
+	if err != nil {
+		return err
+	}
+	s.cat.tables[name] = t
+	return nil
+}
+
+// buildTable types the columns of ct, validates its options against its connector and
+// formats, and binds its metadata, computed columns, watermark and primary key.
+func buildTable(ct *parser.CreateTable, name string) (*Table, error) {
+	var err error
 	t := &Table{Name: name, Def: ct}
 	seen := map[string]bool{}
 	for i := range ct.Columns {
 		cd := &ct.Columns[i]
 		if seen[strings.ToLower(cd.Name)] {
-			return errAt(cd.At, ErrAlreadyExists, "column '%s' is declared twice", cd.Name)
+			return nil, errAt(cd.At, ErrAlreadyExists, "column '%s' is declared twice", cd.Name)
 		}
 		seen[strings.ToLower(cd.Name)] = true
 		col := TableColumn{Name: cd.Name, Kind: cd.Kind, Virtual: cd.Virtual, Def: cd}
 		if cd.Kind != parser.ComputedColumn {
 			if cd.Type == nil {
-				return errAt(cd.At, ErrTypeMismatch, "column '%s' has no type", cd.Name)
+				return nil, errAt(cd.At, ErrTypeMismatch, "column '%s' has no type", cd.Name)
 			}
 			if col.Type, err = convertType(*cd.Type); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		t.Columns = append(t.Columns, col)
@@ -44,7 +59,7 @@ func (s *Session) createTable(ct *parser.CreateTable) error {
 	physical := t.PhysicalSchema()
 	vo, err := validateOptions(ct, name, physical)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	t.Options, t.Connector = vo.options, vo.connector
 	for _, tf := range vo.formats {
@@ -53,29 +68,23 @@ func (s *Session) createTable(ct *parser.CreateTable) error {
 		}
 	}
 	if err := t.bindMetadata(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := t.bindComputed(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := t.bindWatermark(ct.Watermark); err != nil {
-		return err
+		return nil, err
 	}
 	if err := t.bindPrimaryKey(ct.PrimaryKey); err != nil {
-		return err
-	}
-	for _, p := range ct.PartitionBy {
-		if t.Schema().Index(p) < 0 {
-			return errAt(ct.At, ErrUnknownColumn, "unknown column '%s' in PARTITIONED BY%s", p, didYouMean(p, t.Schema().Names()))
-		}
+		return nil, err
 	}
 	if f := t.Connector; f.Validate != nil {
 		if err := f.Validate(t.Info()); err != nil {
-			return validateError(ct, name, err)
+			return nil, validateError(ct, name, err)
 		}
 	}
-	s.cat.tables[name] = t
-	return nil
+	return t, nil
 }
 
 // validateError positions an error from a connector's Validate: at the option it names,

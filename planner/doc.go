@@ -37,6 +37,10 @@
 // aggregate carries the kind of state exec keeps for it: COUNT(DISTINCT user_id) over a
 // STRING is a roaring bitmap of dictionary-encoded ids.
 //
+// An OPTIONS hint on a table in FROM or INSERT INTO (Flink's dynamic table options) is
+// merged over the table's WITH options for that one scan or sink, which is validated
+// again as CREATE TABLE is (hints.go); EXPLAIN shows it as hints=[OPTIONS(...)].
+//
 // Windows are aligned in table.local-time-zone, which defaults to UTC so that a job
 // means the same everywhere (Flink defaults to the JVM's zone).
 //

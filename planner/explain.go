@@ -182,6 +182,9 @@ func (n *TableSourceScan) Explain() string {
 	} else if f := n.Info.Options["value.format"]; f != "" {
 		s += ", format=[" + f + "]"
 	}
+	if n.Hint != "" {
+		s += ", hints=[" + n.Hint + "]"
+	}
 	return s + ")"
 }
 
@@ -302,7 +305,11 @@ func (n *Sink) Explain() string {
 	if n.Connector != nil {
 		connector = n.Connector.Name
 	}
-	return fmt.Sprintf("Sink(table=[%s], connector=[%s], columns=[%s]%s)", n.Table, connector, names(n.Out), changelogSuffix(n.Changelog))
+	hint := ""
+	if n.Hint != "" {
+		hint = ", hints=[" + n.Hint + "]"
+	}
+	return fmt.Sprintf("Sink(table=[%s], connector=[%s], columns=[%s]%s%s)", n.Table, connector, names(n.Out), hint, changelogSuffix(n.Changelog))
 }
 
 func (n *Collect) Explain() string {

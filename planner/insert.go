@@ -35,6 +35,9 @@ func (p *planner) planInsert(ins *parser.Insert) (Node, error) {
 		}
 		return nil, errAt(ins.At, ErrUnknownTable, "unknown table '%s'%s", name, didYouMean(name, p.cat.TableNames()))
 	}
+	if t, err = withHint(t, ins.Options); err != nil {
+		return nil, err
+	}
 	if t.Connector.NewSink == nil {
 		return nil, errAt(ins.At, ErrUnsupported, "table '%s' cannot be written: connector '%s' is a source only", t.Name, t.Connector.Name)
 	}
@@ -99,7 +102,7 @@ func (p *planner) planInsert(ins *parser.Insert) (Node, error) {
 
 	in := rel.node.Schema()
 	calc := &Calc{Input: rel.node}
-	sink := &Sink{Table: t.Name, Connector: t.Connector, Info: t.Info(), Changelog: rel.changelog}
+	sink := &Sink{Table: t.Name, Connector: t.Connector, Info: t.Info(), Changelog: rel.changelog, Hint: hintText(t.Hint)}
 	for _, i := range persisted {
 		c := &t.Columns[i]
 		want := c.Type.WithoutTimeAttr()

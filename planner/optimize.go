@@ -226,7 +226,7 @@ func (o *optimizer) expand(t *Table, used []bool) (Node, []int) {
 			markUsed(c.Expr, need)
 		}
 	}
-	scan := &TableSourceScan{Table: t.Name, Connector: t.Connector, Info: t.Info()}
+	scan := &TableSourceScan{Table: t.Name, Connector: t.Connector, Info: t.Info(), Hint: hintText(t.Hint)}
 	scanIdx := make([]int, n)
 	for i := range scanIdx {
 		scanIdx[i] = -1

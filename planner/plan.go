@@ -51,6 +51,9 @@ type TableSourceScan struct {
 	Info      connectors.TableInfo
 	Produce   []connectors.ProducedColumn
 	Out       types.Schema // Produce as a schema
+	// Hint is the OPTIONS hint of this read as EXPLAIN shows it, "" without one; its
+	// options are already in Info.Options.
+	Hint string
 }
 
 // WatermarkAssigner assigns event time: for each source split, the watermark is the
@@ -182,6 +185,9 @@ type Sink struct {
 	// Written describes each column of Out: a physical column (MetadataKey "") or a
 	// persisted metadata column the connector writes under MetadataKey (Kafka's headers).
 	Written []connectors.ProducedColumn
+	// Hint is the OPTIONS hint of this write as EXPLAIN shows it, "" without one; its
+	// options are already in Info.Options.
+	Hint string
 }
 
 // Limit passes the first N rows of its insert-only input and then ends the pipeline

@@ -607,6 +607,9 @@ func (p *planner) planTableName(x *parser.TableName, env *cteEnv) (*relation, er
 	}
 	if len(x.Name) == 1 {
 		if cte, ok := env.lookup(name); ok {
+			if len(x.Options) > 0 {
+				return nil, errAt(x.Options[0].At, ErrUnsupported, "unsupported: OPTIONS hint on WITH query '%s': table options apply to tables only", name)
+			}
 			rel, err := p.planQuery(cte.query, cte.outer)
 			if err != nil {
 				return nil, err
@@ -615,6 +618,9 @@ func (p *planner) planTableName(x *parser.TableName, env *cteEnv) (*relation, er
 		}
 	}
 	if v, ok := p.cat.View(name); ok {
+		if len(x.Options) > 0 {
+			return nil, errAt(x.Options[0].At, ErrUnsupported, "unsupported: OPTIONS hint on view '%s': table options apply to tables only", name)
+		}
 		rel, err := p.planView(x.At, v)
 		if err != nil {
 			return nil, err
@@ -624,6 +630,9 @@ func (p *planner) planTableName(x *parser.TableName, env *cteEnv) (*relation, er
 	t, ok := p.cat.Table(name)
 	if !ok {
 		return nil, errAt(x.At, ErrUnknownTable, "unknown table '%s'%s", name, didYouMean(name, append(p.cat.allNames(), env.names()...)))
+	}
+	if t, err = withHint(t, x.Options); err != nil {
+		return nil, err
 	}
 	if t.Connector.NewSource == nil {
 		return nil, errAt(x.At, ErrUnsupported, "table '%s' cannot be read: connector '%s' is a sink only", t.Name, t.Connector.Name)
