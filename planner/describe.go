@@ -98,6 +98,9 @@ func (s *Session) ShowCreate(name parser.ObjectName) (string, error) {
 			}
 			fmt.Fprintf(&b, " (%s)", strings.Join(cols, ", "))
 		}
+		if v.Def != nil && v.Def.Comment != "" {
+			fmt.Fprintf(&b, " COMMENT %s", quoteString(v.Def.Comment))
+		}
 		fmt.Fprintf(&b, " AS\n%s", parser.Format(v.Query))
 		return b.String(), nil
 	}
