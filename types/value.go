@@ -204,9 +204,10 @@ func (v Value) String() string {
 	case Bytes:
 		return fmt.Sprintf("x'%x'", v.s)
 	case Date:
-		return time.Unix(v.n*86400, 0).UTC().Format("2006-01-02")
+		return string(AppendDate(make([]byte, 0, 10), v.n))
 	case Time:
-		return time.UnixMicro(v.n).UTC().Format("15:04:05")
+		_, tod := SplitMicros(v.n)
+		return string(AppendTime(make([]byte, 0, 8), tod-tod%microsPerSecond, 0))
 	case Timestamp, TimestampLTZ:
 		return FormatTimestamp(v.n, 3)
 	case IntervalDayTime:
@@ -242,16 +243,18 @@ func (v Value) String() string {
 // FormatTimestamp formats microseconds since the epoch as yyyy-MM-dd HH:mm:ss with
 // prec fractional digits (Flink shows TIMESTAMP(3) as 2024-01-02 03:04:05.678).
 func FormatTimestamp(micros int64, prec int) string {
-	t := time.UnixMicro(micros).UTC()
-	s := t.Format("2006-01-02 15:04:05")
-	if prec <= 0 {
-		return s
+	if prec < 6 {
+		unit := int64(microsPerSecond)
+		for i := max(prec, 0); i > 0; i-- {
+			unit /= 10
+		}
+		r := micros % unit
+		if r < 0 {
+			r += unit // toward the past, as the fraction of a time before 1970 is
+		}
+		micros -= r
 	}
-	frac := fmt.Sprintf("%06d", t.Nanosecond()/1000)
-	if prec > 6 {
-		frac += strings.Repeat("0", prec-6)
-	}
-	return s + "." + frac[:prec]
+	return string(AppendTimestamp(make([]byte, 0, 32), micros, ' ', max(prec, 0)))
 }
 
 func formatDouble(f float64) string {
