@@ -62,6 +62,7 @@ type lexer struct {
 	line int
 	col  int
 	toks []token
+	base int    // the byte offset of src in the whole script
 	last Pos    // position just past the last token, where an end-of-input error points
 	err  *Error // an unterminated block comment
 }
@@ -75,7 +76,7 @@ func lex(file, src string, base Pos) ([]token, error) {
 	if base.Line == 0 {
 		base = Pos{File: file, Line: 1, Col: 1}
 	}
-	l := &lexer{file: file, src: src, line: base.Line, col: base.Col}
+	l := &lexer{file: file, src: src, line: base.Line, col: base.Col, base: base.Offset}
 	baseOff := base.Offset
 	l.last = l.pos(baseOff)
 	for {
@@ -186,6 +187,13 @@ func (l *lexer) next(start Pos) (tokKind, string, error) {
 		for {
 			if l.off >= len(l.src) {
 				return tokHint, "", syntaxErr(start, "unterminated hint: expected */")
+			}
+			if c := l.src[l.off]; c == '\'' || c == '`' || c == '"' {
+				// A quoted string or name in a hint may hold */.
+				if _, err := l.quoted(c, l.pos(l.base), "unterminated quote in hint: expected closing "+string(c)); err != nil {
+					return tokHint, "", err
+				}
+				continue
 			}
 			if l.src[l.off] == '*' && l.peek(1) == '/' {
 				break
