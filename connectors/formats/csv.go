@@ -362,16 +362,17 @@ func csvConverter(t types.Type, cfg csvConfig, top bool) (csvConv, error) {
 		}, nil
 	case types.Date:
 		return func(_ *csvDecoder, text []byte) (types.Value, error) {
-			days, rest, ok := parseDate(trimSpace(text))
-			if !ok || len(rest) != 0 {
+			days, ok := parseDate(trimSpace(text))
+			if !ok {
 				return types.Value{}, cannotParse(text, t)
 			}
 			return types.DateValue(days), nil
 		}, nil
 	case types.Time:
 		return func(_ *csvDecoder, text []byte) (types.Value, error) {
-			micros, rest, ok := parseTimeOfDay(trimSpace(text))
-			if !ok || len(rest) != 0 {
+			b := trimSpace(text)
+			micros, n, ok := types.ParseTime(b, 0)
+			if !ok || n != len(b) {
 				return types.Value{}, cannotParse(text, t)
 			}
 			return types.TimeValue(micros), nil
@@ -381,8 +382,9 @@ func csvConverter(t types.Type, cfg csvConfig, top bool) (csvConv, error) {
 		if t.Kind == types.TimestampLTZ {
 			mk = types.TimestampLTZValue
 		}
+		syn := timestampSyntax(cfg.timestampSep, t.Kind == types.TimestampLTZ)
 		return func(_ *csvDecoder, text []byte) (types.Value, error) {
-			micros, ok := parseTimestamp(trimSpace(text), cfg.timestampSep, t.Kind == types.TimestampLTZ)
+			micros, ok := types.ParseTimestamp(trimSpace(text), syn)
 			if !ok {
 				return types.Value{}, fmt.Errorf("%w (expected 'yyyy-MM-dd HH:mm:ss.SSS')", cannotParse(text, t))
 			}
@@ -558,13 +560,15 @@ func csvEncoderFor(t types.Type, cfg csvConfig, top bool) (csvEnc, error) {
 			return base64.StdEncoding.AppendEncode(dst, []byte(v.Str()))
 		}, nil
 	case types.Date:
-		return func(dst []byte, v types.Value) []byte { return appendDate(dst, v.Int()) }, nil
+		return func(dst []byte, v types.Value) []byte { return types.AppendDate(dst, v.Int()) }, nil
 	case types.Time:
-		return func(dst []byte, v types.Value) []byte { return appendTimeOfDay(dst, v.Int()) }, nil
+		return func(dst []byte, v types.Value) []byte { return types.AppendTime(dst, v.Int(), 0) }, nil
 	case types.Timestamp:
-		return func(dst []byte, v types.Value) []byte { return appendTimestamp(dst, v.Int(), ' ', "") }, nil
+		return func(dst []byte, v types.Value) []byte { return types.AppendTimestamp(dst, v.Int(), ' ', 0) }, nil
 	case types.TimestampLTZ:
-		return func(dst []byte, v types.Value) []byte { return appendTimestamp(dst, v.Int(), ' ', "Z") }, nil
+		return func(dst []byte, v types.Value) []byte {
+			return append(types.AppendTimestamp(dst, v.Int(), ' ', 0), 'Z')
+		}, nil
 	case types.Array, types.Struct:
 		if !top {
 			return nil, fmt.Errorf("%w: csv cannot write nested %s", ErrUnsupportedType, t)

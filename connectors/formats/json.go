@@ -327,8 +327,8 @@ func jsonConverter(t types.Type, cfg jsonConfig) (jsonConv, error) {
 	case types.Date:
 		return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
 			text := d.raw(v)
-			days, rest, ok := parseDate(text)
-			if !ok || len(rest) != 0 || v.Type() != fastjson.TypeString {
+			days, ok := parseDate(text)
+			if !ok || v.Type() != fastjson.TypeString {
 				return types.Value{}, cannotParse(text, t)
 			}
 			return types.DateValue(days), nil
@@ -336,11 +336,11 @@ func jsonConverter(t types.Type, cfg jsonConfig) (jsonConv, error) {
 	case types.Time:
 		return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
 			text := d.raw(v)
-			micros, rest, ok := parseTimeOfDay(text)
-			if len(rest) == 1 && (rest[0] == 'Z' || rest[0] == 'z') {
-				rest = nil
+			micros, n, ok := types.ParseTime(text, 0)
+			if ok && len(text) == n+1 && (text[n] == 'Z' || text[n] == 'z') {
+				n++
 			}
-			if !ok || len(rest) != 0 || v.Type() != fastjson.TypeString {
+			if !ok || n != len(text) || v.Type() != fastjson.TypeString {
 				return types.Value{}, cannotParse(text, t)
 			}
 			return types.TimeValue(micros), nil
@@ -355,9 +355,10 @@ func jsonConverter(t types.Type, cfg jsonConfig) (jsonConv, error) {
 			mk = types.TimestampLTZValue
 			hint = hint[:len(hint)-1] + "Z'"
 		}
+		syn := timestampSyntax(sep, cfg.iso || t.Kind == types.TimestampLTZ)
 		return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
 			text := d.raw(v)
-			micros, ok := parseTimestamp(text, sep, cfg.iso || t.Kind == types.TimestampLTZ)
+			micros, ok := types.ParseTimestamp(text, syn)
 			if !ok || v.Type() != fastjson.TypeString {
 				return types.Value{}, fmt.Errorf("%w (expected %s)", cannotParse(text, t), hint)
 			}

@@ -31,7 +31,7 @@ var (
 )
 
 func ts(s string) int64 {
-	micros, ok := parseTimestamp([]byte(s), ' ', false)
+	micros, ok := types.ParseTimestamp(s, types.SpaceSep)
 	if !ok {
 		panic("bad test timestamp " + s)
 	}

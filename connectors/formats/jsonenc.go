@@ -105,13 +105,13 @@ func jsonEncoderFor(t types.Type, cfg jsonConfig) (jsonEnc, error) {
 	case types.Date:
 		return func(dst []byte, v types.Value) ([]byte, error) {
 			dst = append(dst, '"')
-			dst = appendDate(dst, v.Int())
+			dst = types.AppendDate(dst, v.Int())
 			return append(dst, '"'), nil
 		}, nil
 	case types.Time:
 		return func(dst []byte, v types.Value) ([]byte, error) {
 			dst = append(dst, '"')
-			dst = appendTimeOfDay(dst, v.Int())
+			dst = types.AppendTime(dst, v.Int(), 0)
 			return append(dst, '"'), nil
 		}, nil
 	case types.Timestamp, types.TimestampLTZ:
@@ -125,7 +125,8 @@ func jsonEncoderFor(t types.Type, cfg jsonConfig) (jsonEnc, error) {
 		}
 		return func(dst []byte, v types.Value) ([]byte, error) {
 			dst = append(dst, '"')
-			dst = appendTimestamp(dst, v.Int(), sep, zone)
+			dst = types.AppendTimestamp(dst, v.Int(), sep, 0)
+			dst = append(dst, zone...)
 			return append(dst, '"'), nil
 		}, nil
 	case types.Array:

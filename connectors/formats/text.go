@@ -61,18 +61,18 @@ func AppendPrintValue(dst []byte, v types.Value, t types.Type) []byte {
 		}
 		return append(dst, ']')
 	case types.Date:
-		return appendDate(dst, v.Int())
+		return types.AppendDate(dst, v.Int())
 	case types.Time:
 		return appendJavaLocalTime(dst, v.Int())
 	case types.Timestamp:
-		days, tod := splitMicros(v.Int())
-		dst = appendDate(dst, days)
+		days, tod := types.SplitMicros(v.Int())
+		dst = types.AppendDate(dst, days)
 		dst = append(dst, 'T')
 		return appendJavaLocalTime(dst, tod)
 	case types.TimestampLTZ:
 		// Instant.toString always shows seconds and groups the fraction by three
-		days, tod := splitMicros(v.Int())
-		dst = appendDate(dst, days)
+		days, tod := types.SplitMicros(v.Int())
+		dst = types.AppendDate(dst, days)
 		dst = append(dst, 'T')
 		sec := tod / microsPerSecond
 		dst = appendPadded(dst, sec/3600, 2)

@@ -73,20 +73,3 @@ func TestAppendPrintRow(t *testing.T) {
 		}
 	}
 }
-
-func TestTemporalRoundTrip(t *testing.T) {
-	for _, days := range []int64{-719528, -1, 0, 1, 19782, 2932896} {
-		b := appendDate(nil, days)
-		got, rest, ok := parseDate(b)
-		if !ok || len(rest) != 0 || got != days {
-			t.Errorf("date %d -> %s -> %d %v", days, b, got, ok)
-		}
-	}
-	for _, micros := range []int64{-1, 0, 1_704_164_645_678_000, 253_402_300_799_999_999} {
-		b := appendTimestamp(nil, micros, ' ', "")
-		got, ok := parseTimestamp(b, ' ', false)
-		if !ok || got != micros {
-			t.Errorf("timestamp %d -> %s -> %d %v", micros, b, got, ok)
-		}
-	}
-}
