@@ -1,0 +1,469 @@
+package difftest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+)
+
+// Query is one generated query in both dialects.
+type Query struct {
+	Flink, Duck string
+	Shape       string // what the generator built, for the failure report
+	Cols        []Column
+}
+
+// source is what a query reads: a table or view by name, or a subquery.
+type source struct {
+	F, D   string   // the FROM item
+	name   string   // a table or view name, for a window table function
+	cols   []Column // what it provides
+	window bool     // it has an event-time column ts that windows can use
+	update bool     // it is an updating stream (an aggregate)
+}
+
+// Generator makes random queries over one table.
+type Generator struct {
+	g *gen
+}
+
+// NewGenerator returns a generator of queries with the constructs feat switches on.
+func NewGenerator(rng *rand.Rand, feat Features) *Generator {
+	return &Generator{g: &gen{rng: rng, feat: feat}}
+}
+
+// Query generates a query over t.
+func (gn *Generator) Query(t *Table) Query {
+	g := gn.g
+	g.seq = 0
+	base := source{F: t.Name, D: t.Name, name: t.Name, window: true}
+	for _, c := range t.Columns {
+		base.cols = append(base.cols, c)
+	}
+	roll := g.n(20)
+	switch {
+	case roll < 4:
+		return g.project(base, "project")
+	case roll < 8:
+		return g.group(base, 1+g.n(2), "group")
+	case roll < 9:
+		return g.group(base, 0, "global aggregate")
+	case roll < 10 && g.feat.SelectDistinct:
+		return g.distinct(base, "distinct")
+	case roll < 14:
+		return g.window(base, "window")
+	case roll < 15 && g.feat.WindowOverView:
+		return g.windowOverView(base)
+	case g.feat.Subqueries:
+		return g.nested(base)
+	}
+	return g.project(base, "project")
+}
+
+func (g *gen) fresh(p string) string {
+	g.seq++
+	return fmt.Sprintf("%s%d", p, g.seq)
+}
+
+// nested is a query over a subquery in FROM or a WITH.
+func (g *gen) nested(base source) Query {
+	var inner Query
+	switch g.n(5) {
+	case 0, 1:
+		inner = g.project(base, "project")
+	case 2:
+		inner = g.group(base, g.n(3), "group")
+	case 3:
+		inner = g.window(base, "window")
+	default:
+		if g.feat.SelectDistinct {
+			inner = g.distinct(base, "distinct")
+		} else {
+			inner = g.project(base, "project")
+		}
+	}
+	updating := strings.HasPrefix(inner.Shape, "group") || strings.HasPrefix(inner.Shape, "global") || strings.HasPrefix(inner.Shape, "distinct")
+	alias := g.fresh("q")
+	src := source{cols: inner.Cols, update: updating}
+	with := g.chance(0.5)
+	if with {
+		src.F, src.D = alias, alias
+	} else {
+		src.F, src.D = "("+inner.Flink+") AS "+alias, "("+inner.Duck+") AS "+alias
+	}
+	var outer Query
+	switch {
+	case updating && !g.feat.UpdatingInput, g.chance(0.4):
+		outer = g.project(src, "project")
+	case g.chance(0.7):
+		outer = g.group(src, g.n(3), "group")
+	case g.feat.SelectDistinct:
+		outer = g.distinct(src, "distinct")
+	default:
+		outer = g.project(src, "project")
+	}
+	if with {
+		outer.Flink = "WITH " + alias + " AS (" + inner.Flink + ") " + outer.Flink
+		outer.Duck = "WITH " + alias + " AS (" + inner.Duck + ") " + outer.Duck
+	}
+	outer.Shape += " over " + inner.Shape
+	return outer
+}
+
+type item struct {
+	e    Expr
+	name string
+}
+
+func selectList(items []item) (string, string) {
+	f, d := make([]string, len(items)), make([]string, len(items))
+	for i, it := range items {
+		f[i] = it.e.F + " AS " + it.name
+		d[i] = it.e.D + " AS " + it.name
+	}
+	return strings.Join(f, ", "), strings.Join(d, ", ")
+}
+
+func colsOf(items []item) []Column {
+	cs := make([]Column, len(items))
+	for i, it := range items {
+		cs[i] = Column{it.name, it.e.T}
+	}
+	return cs
+}
+
+// project is SELECT exprs FROM src [WHERE p].
+func (g *gen) project(src source, shape string) Query {
+	var items []item
+	for range 1 + g.n(4) {
+		var e Expr
+		if ts := g.timeCol(src.cols); ts != "" && g.chance(0.1) {
+			e = both(ts, TTimestamp)
+		} else {
+			e = g.expr(src.cols, g.anyType(), 2)
+		}
+		items = append(items, item{e, g.fresh("c")})
+	}
+	f, d := selectList(items)
+	q := Query{Flink: "SELECT " + f + " FROM " + src.F, Duck: "SELECT " + d + " FROM " + src.D, Shape: shape, Cols: colsOf(items)}
+	g.where(&q, src)
+	return q
+}
+
+func (g *gen) timeCol(sc []Column) string {
+	var names []string
+	for _, c := range sc {
+		if c.Type == TTimestamp {
+			names = append(names, c.Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return names[g.n(len(names))]
+}
+
+func (g *gen) where(q *Query, src source) {
+	if g.chance(0.6) {
+		p := g.pred(src.cols, 2)
+		q.Flink += " WHERE " + p.F
+		q.Duck += " WHERE " + p.D
+	}
+}
+
+// distinct is SELECT DISTINCT exprs FROM src [WHERE p].
+func (g *gen) distinct(src source, shape string) Query {
+	var items []item
+	for range 1 + g.n(3) {
+		t := []Type{TInt, TString, TBool, TBigInt}[g.n(4)]
+		var e Expr
+		if g.chance(0.6) {
+			e = g.col(src.cols, t)
+		} else {
+			e = g.expr(src.cols, t, 1)
+		}
+		items = append(items, item{e, g.fresh("c")})
+	}
+	f, d := selectList(items)
+	q := Query{Flink: "SELECT DISTINCT " + f + " FROM " + src.F, Duck: "SELECT DISTINCT " + d + " FROM " + src.D, Shape: shape, Cols: colsOf(items)}
+	g.where(&q, src)
+	return q
+}
+
+// keys picks n grouping keys over sc.
+func (g *gen) keys(sc []Column, n int) []Expr {
+	var ks []Expr
+	for range n {
+		t := []Type{TInt, TString, TString, TBool, TBigInt}[g.n(5)]
+		if e := g.expr(sc, t, 1); g.feat.GroupByExpr && g.chance(0.25) && mentions(e, sc) {
+			ks = append(ks, e)
+		} else {
+			if k, ok := g.keyCol(sc, t); ok {
+				ks = append(ks, k)
+			}
+		}
+	}
+	return ks
+}
+
+// mentions reports whether e reads a column of sc.
+func mentions(e Expr, sc []Column) bool {
+	for _, c := range sc {
+		if regexp.MustCompile(`\b` + c.Name + `\b`).MatchString(e.F) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyCol picks a column of type t, else any column other than the event time: a
+// literal key would be a position in DuckDB's GROUP BY.
+func (g *gen) keyCol(sc []Column, t Type) (Expr, bool) {
+	var same, other []Column
+	for _, c := range sc {
+		switch {
+		case c.Type == t:
+			same = append(same, c)
+		case c.Type != TTimestamp:
+			other = append(other, c)
+		}
+	}
+	if len(same) == 0 {
+		same = other
+	}
+	if len(same) == 0 {
+		return Expr{}, false
+	}
+	c := same[g.n(len(same))]
+	return both(c.Name, c.Type), true
+}
+
+// group is SELECT keys, aggregates FROM src [WHERE p] GROUP BY keys [HAVING p].
+func (g *gen) group(src source, nkeys int, shape string) Query {
+	if nkeys == 0 {
+		shape = "global aggregate"
+	}
+	keys := g.keys(src.cols, nkeys)
+	var items []item
+	for _, k := range keys {
+		items = append(items, item{k, g.fresh("c")})
+	}
+	for range 1 + g.n(3) {
+		items = append(items, item{g.agg(src.cols), g.fresh("c")})
+	}
+	f, d := selectList(items)
+	q := Query{Flink: "SELECT " + f + " FROM " + src.F, Duck: "SELECT " + d + " FROM " + src.D, Shape: shape, Cols: colsOf(items)}
+	g.where(&q, src)
+	if len(keys) > 0 {
+		fk, dk := make([]string, len(keys)), make([]string, len(keys))
+		for i, k := range keys {
+			fk[i], dk[i] = k.F, k.D
+		}
+		q.Flink += " GROUP BY " + strings.Join(fk, ", ")
+		q.Duck += " GROUP BY " + strings.Join(dk, ", ")
+	}
+	g.having(&q, src.cols, len(keys) == 0)
+	return q
+}
+
+// having adds a HAVING clause, and for a global aggregate the rule that a streaming
+// aggregate over no rows emits nothing (a batch engine's gives one row).
+func (g *gen) having(q *Query, sc []Column, global bool) {
+	var p *Expr
+	if g.feat.Having && g.chance(0.35) {
+		e := g.havingPred(sc, 1)
+		p = &e
+	}
+	if p != nil {
+		q.Flink += " HAVING " + p.F
+	}
+	switch {
+	case global && p != nil:
+		q.Duck += " HAVING count(*) > 0 AND " + p.D
+	case global:
+		q.Duck += " HAVING count(*) > 0"
+	case p != nil:
+		q.Duck += " HAVING " + p.D
+	}
+}
+
+func (g *gen) havingPred(sc []Column, depth int) Expr {
+	if depth > 0 {
+		switch g.n(4) {
+		case 0:
+			return wrap(TBool, "(%s AND %s)", g.havingPred(sc, depth-1), g.havingPred(sc, depth-1))
+		case 1:
+			return wrap(TBool, "(%s OR %s)", g.havingPred(sc, depth-1), g.havingPred(sc, depth-1))
+		}
+	}
+	for {
+		a := g.agg(sc)
+		if a.T == TString || a.T == TBool || a.T == TTimestamp {
+			continue
+		}
+		lit := intLit(g.n(12) - 2)
+		if a.T == TDouble {
+			lit = g.lit(TDouble)
+		}
+		return wrap(TBool, "(%s "+cmpOps[g.n(len(cmpOps))]+" %s)", a, lit)
+	}
+}
+
+// agg generates an aggregate call over sc.
+func (g *gen) agg(sc []Column) Expr {
+	var filterF, filterD string
+	if g.feat.AggFilter && g.chance(0.25) {
+		p := g.pred(sc, 1)
+		filterF, filterD = " FILTER (WHERE "+p.F+")", " FILTER (WHERE "+p.D+")"
+	}
+	distinct := ""
+	if g.feat.AggDistinct && g.chance(0.25) {
+		distinct = "DISTINCT "
+	}
+	arg := func(ts ...Type) Expr {
+		t := ts[g.n(len(ts))]
+		if g.feat.AggOfExpr && g.chance(0.25) {
+			return g.expr(sc, t, 1)
+		}
+		return g.col(sc, t)
+	}
+	mk := func(name string, t Type, a Expr) Expr {
+		return Expr{F: name + "(" + distinct + a.F + ")" + filterF, D: name + "(" + distinct + a.D + ")" + filterD, T: t, Agg: true}
+	}
+	switch g.n(7) {
+	case 0:
+		return Expr{F: "COUNT(*)" + filterF, D: "count(*)" + filterD, T: TBigInt, Agg: true}
+	case 1:
+		return mk("COUNT", TBigInt, arg(TInt, TBigInt, TDouble, TString, TBool))
+	case 2:
+		a := arg(TInt, TBigInt, TDouble)
+		return mk("SUM", a.T, a)
+	case 3, 4:
+		ts := []Type{TInt, TBigInt, TDouble, TString}
+		if g.feat.MinMaxBool {
+			ts = append(ts, TBool)
+		}
+		var a Expr
+		if t := g.timeCol(sc); t != "" && g.feat.MinMaxTime && g.chance(0.1) {
+			a = both(t, TTimestamp)
+		} else {
+			a = arg(ts...)
+		}
+		if g.chance(0.5) {
+			return mk("MIN", a.T, a)
+		}
+		return mk("MAX", a.T, a)
+	default:
+		a := arg(TInt, TBigInt, TDouble)
+		e := mk("AVG", a.T, a)
+		if a.T != TDouble {
+			// Flink's AVG of integers is an integer, the quotient truncated.
+			e.D = "CAST(trunc(" + e.D + ") AS " + a.T.Duck() + ")"
+		}
+		return e
+	}
+}
+
+// windowTVF picks a window table function over name, and returns it in Flink and the
+// DuckDB subquery that gives each row of name once per window it belongs to, with
+// window_start and window_end.
+func (g *gen) windowTVF(name string) (string, string, string) {
+	sizes := []int{1, 2, 5, 10, 15, 30, 60, 120}
+	min := func(m int) string { return fmt.Sprintf("INTERVAL '%d' MINUTE", m) }
+	const ms = 60000
+	switch k := g.n(3); {
+	case k == 1 && g.feat.Hop:
+		slide := []int{1, 2, 5, 10}[g.n(4)]
+		size := slide * (2 + g.n(3))
+		if g.feat.HopUneven && g.chance(0.3) {
+			size = slide*(1+g.n(3)) + 1 + g.n(slide)
+			if size == slide {
+				size++
+			}
+		}
+		n := (size + slide - 1) / slide
+		f := fmt.Sprintf("TABLE(HOP(TABLE %s, DESCRIPTOR(ts), %s, %s))", name, min(slide), min(size))
+		d := fmt.Sprintf("(SELECT *, epoch_ms(dt_ws) AS window_start, epoch_ms(dt_ws + %d) AS window_end FROM "+
+			"(SELECT *, (epoch_ms(ts) // %d) * %d - dt_k * %d AS dt_ws FROM %s CROSS JOIN range(0, %d) r(dt_k)) WHERE epoch_ms(ts) < dt_ws + %d)",
+			size*ms, slide*ms, slide*ms, slide*ms, name, n, size*ms)
+		return f, d, fmt.Sprintf("hop %d/%d min", slide, size)
+	case k == 2 && g.feat.Cumulate:
+		step := []int{1, 2, 5, 10}[g.n(4)]
+		size := step * (1 + g.n(4))
+		f := fmt.Sprintf("TABLE(CUMULATE(TABLE %s, DESCRIPTOR(ts), %s, %s))", name, min(step), min(size))
+		d := fmt.Sprintf("(SELECT *, epoch_ms(dt_ws) AS window_start, epoch_ms(dt_ws + dt_j * %d) AS window_end FROM "+
+			"(SELECT *, (epoch_ms(ts) // %d) * %d AS dt_ws FROM %s CROSS JOIN range(1, %d) r(dt_j)) WHERE dt_ws + dt_j * %d > epoch_ms(ts))",
+			step*ms, size*ms, size*ms, name, size/step+1, step*ms)
+		return f, d, fmt.Sprintf("cumulate %d/%d min", step, size)
+	default:
+		size := sizes[g.n(len(sizes))]
+		f := fmt.Sprintf("TABLE(TUMBLE(TABLE %s, DESCRIPTOR(ts), %s))", name, min(size))
+		d := fmt.Sprintf("(SELECT *, epoch_ms((epoch_ms(ts) // %d) * %d) AS window_start, epoch_ms((epoch_ms(ts) // %d) * %d + %d) AS window_end FROM %s)",
+			size*ms, size*ms, size*ms, size*ms, size*ms, name)
+		return f, d, fmt.Sprintf("tumble %d min", size)
+	}
+}
+
+// window is a window aggregate over src (a table or view with ts).
+func (g *gen) window(src source, shape string) Query {
+	f, d, kind := g.windowTVF(src.name)
+	alias := g.fresh("w")
+	sc := append([]Column{{"window_start", TTimestamp}, {"window_end", TTimestamp}}, src.cols...)
+	var keys []Expr
+	for _, k := range g.keys(src.cols, g.n(3)) {
+		if strings.HasPrefix(k.F, "CAST(") || strings.HasPrefix(k.F, "'") || strings.HasPrefix(k.F, "TRUE") || strings.HasPrefix(k.F, "FALSE") || strings.ContainsAny(k.F, "( ") {
+			continue // window aggregates group by columns here
+		}
+		keys = append(keys, k)
+	}
+	var items []item
+	ws, we := both("window_start", TTimestamp), both("window_end", TTimestamp)
+	switch {
+	case g.feat.WindowKeysSubset && g.chance(0.1):
+		items = append(items, item{ws, g.fresh("c")})
+	case g.feat.WindowKeysSubset && g.chance(0.1):
+		items = append(items, item{we, g.fresh("c")})
+	default:
+		items = append(items, item{ws, g.fresh("c")}, item{we, g.fresh("c")})
+	}
+	for _, k := range keys {
+		items = append(items, item{k, g.fresh("c")})
+	}
+	for range 1 + g.n(3) {
+		items = append(items, item{g.agg(src.cols), g.fresh("c")})
+	}
+	fs, ds := selectList(items)
+	q := Query{
+		Flink: "SELECT " + fs + " FROM " + f,
+		Duck:  "SELECT " + ds + " FROM " + d + " AS " + alias,
+		Shape: shape + " (" + kind + ")", Cols: colsOf(items),
+	}
+	g.where(&q, source{cols: src.cols})
+	fk, dk := []string{"window_start", "window_end"}, []string{"window_start", "window_end"}
+	for _, k := range keys {
+		fk, dk = append(fk, k.F), append(dk, k.D)
+	}
+	q.Flink += " GROUP BY " + strings.Join(fk, ", ")
+	q.Duck += " GROUP BY " + strings.Join(dk, ", ")
+	g.having(&q, sc, false)
+	return q
+}
+
+// windowOverView is a window aggregate over a WITH view that filters and projects the
+// table, keeping its event time.
+func (g *gen) windowOverView(base source) Query {
+	items := []item{{both("ts", TTimestamp), "ts"}}
+	for range 1 + g.n(3) {
+		t := []Type{TInt, TString, TBool, TBigInt, TDouble}[g.n(5)]
+		items = append(items, item{g.expr(base.cols, t, 1), g.fresh("v")})
+	}
+	f, d := selectList(items)
+	inner := Query{Flink: "SELECT " + f + " FROM " + base.F, Duck: "SELECT " + d + " FROM " + base.D}
+	g.where(&inner, base)
+	name := g.fresh("v")
+	q := g.window(source{name: name, cols: colsOf(items), window: true}, "window over view")
+	q.Flink = "WITH " + name + " AS (" + inner.Flink + ") " + q.Flink
+	q.Duck = "WITH " + name + " AS (" + inner.Duck + ") " + q.Duck
+	return q
+}

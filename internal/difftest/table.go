@@ -1,0 +1,178 @@
+package difftest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+)
+
+// Type is a SQL type the generator uses.
+type Type uint8
+
+// The generator's types.
+const (
+	TInt Type = iota
+	TBigInt
+	TDouble
+	TString
+	TBool
+	TTimestamp
+)
+
+// Flink is the type's name in Flink SQL.
+func (t Type) Flink() string {
+	return [...]string{"INT", "BIGINT", "DOUBLE", "STRING", "BOOLEAN", "TIMESTAMP(3)"}[t]
+}
+
+// Duck is the type's name in DuckDB.
+func (t Type) Duck() string {
+	return [...]string{"INTEGER", "BIGINT", "DOUBLE", "VARCHAR", "BOOLEAN", "TIMESTAMP"}[t]
+}
+
+func (t Type) numeric() bool { return t == TInt || t == TBigInt || t == TDouble }
+
+// Column is one column of a generated table or query.
+type Column struct {
+	Name string
+	Type Type
+}
+
+// Table is a generated table: its columns (the last is the event time ts) and rows.
+type Table struct {
+	Name    string
+	Columns []Column
+	Rows    [][]any // nil is NULL; int64, float64, string, bool, time.Time
+	// Delay is the watermark delay; rows are out of order by less than it, so that no
+	// row is late for a window.
+	Delay time.Duration
+	Dir   string // the directory pipesql reads
+	File  string // the JSON file in Dir
+}
+
+// Alphabets small enough that groups collide; keys mixes case and the empty string.
+var (
+	keyWords  = []string{"a", "b", "c", "A", "B", "", "ab", " a"}
+	textChars = []rune("abAB _%x")
+)
+
+// GenTable makes a random table named name with up to maxRows rows.
+func GenTable(rng *rand.Rand, name string, maxRows int) *Table {
+	t := &Table{
+		Name: name,
+		Columns: []Column{
+			{"k1", TString}, {"k2", TInt}, {"i", TInt}, {"j", TInt}, {"b", TBigInt},
+			{"d", TDouble}, {"s", TString}, {"f", TBool}, {"ts", TTimestamp},
+		},
+		Delay: time.Duration(1+rng.IntN(10)) * time.Minute,
+	}
+	n := rng.IntN(maxRows + 1)
+	if rng.IntN(10) == 0 {
+		n = rng.IntN(3) // empty and tiny inputs
+	}
+	nullRate := []float64{0, 0.1, 0.3, 0.8}[rng.IntN(4)]
+	start := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(24*60)) * time.Minute)
+	at := start
+	step := time.Duration(1+rng.IntN(180)) * time.Second
+	for range n {
+		at = at.Add(time.Duration(rng.Int64N(int64(2 * step))))
+		ts := at.Add(-time.Duration(rng.Int64N(int64(t.Delay)))).Truncate(time.Millisecond)
+		if ts.Before(start) {
+			ts = start
+		}
+		null := func() bool { return rng.Float64() < nullRate }
+		row := make([]any, len(t.Columns))
+		if !null() {
+			row[0] = keyWords[rng.IntN(len(keyWords))]
+		}
+		if !null() {
+			row[1] = int64(rng.IntN(7) - 3)
+		}
+		if !null() {
+			row[2] = int64(rng.IntN(201) - 100)
+		}
+		if !null() {
+			row[3] = int64(rng.IntN(11) - 5)
+		}
+		if !null() {
+			if rng.IntN(2) == 0 {
+				row[4] = rng.Int64N(2e10) - 1e10
+			} else {
+				row[4] = rng.Int64N(21) - 10
+			}
+		}
+		if !null() {
+			row[5] = float64(rng.IntN(401)-200) / 4
+		}
+		if !null() {
+			var b strings.Builder
+			for range rng.IntN(5) {
+				b.WriteRune(textChars[rng.IntN(len(textChars))])
+			}
+			row[6] = b.String()
+		}
+		if !null() {
+			row[7] = rng.IntN(2) == 0
+		}
+		row[8] = ts
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// Write writes the rows as JSON lines into a new directory under parent.
+func (t *Table) Write(parent string) error {
+	dir, err := os.MkdirTemp(parent, t.Name+"-")
+	if err != nil {
+		return err
+	}
+	t.Dir, t.File = dir, dir+"/"+t.Name+".json"
+	var b strings.Builder
+	for _, row := range t.Rows {
+		b.WriteByte('{')
+		for i, c := range t.Columns {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "%q:", c.Name)
+			switch v := row[i].(type) {
+			case nil:
+				b.WriteString("null")
+			case time.Time:
+				fmt.Fprintf(&b, "%q", v.Format("2006-01-02 15:04:05.000"))
+			default:
+				j, err := json.Marshal(v)
+				if err != nil {
+					return err
+				}
+				b.Write(j)
+			}
+		}
+		b.WriteString("}\n")
+	}
+	return os.WriteFile(t.File, []byte(b.String()), 0o644)
+}
+
+// DDL is the Flink CREATE TABLE over the table's directory.
+func (t *Table) DDL() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE TABLE %s (\n", t.Name)
+	for _, c := range t.Columns {
+		fmt.Fprintf(&b, "  %s %s,\n", c.Name, c.Type.Flink())
+	}
+	fmt.Fprintf(&b, "  WATERMARK FOR ts AS ts - INTERVAL '%d' MINUTE\n", int(t.Delay.Minutes()))
+	fmt.Fprintf(&b, ") WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');\n", t.Dir)
+	return b.String()
+}
+
+// DuckLoad is the DuckDB statement that loads the same file into a table.
+func (t *Table) DuckLoad() string {
+	cols := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		cols[i] = fmt.Sprintf("'%s': '%s'", c.Name, c.Type.Duck())
+	}
+	return fmt.Sprintf("CREATE OR REPLACE TABLE %s AS SELECT * FROM read_json('%s', format = 'newline_delimited', columns = {%s})",
+		t.Name, t.File, strings.Join(cols, ", "))
+}
