@@ -166,13 +166,17 @@ func toStringFunc(from types.Type, loc *time.Location) func(types.Value) string 
 	case types.Bytes:
 		return func(v types.Value) string { return strings.ToValidUTF8(v.Str(), "\uFFFD") }
 	case types.Date:
-		return func(v types.Value) string { return formatDate(v.Int()) }
+		return func(v types.Value) string { return string(types.AppendDate(make([]byte, 0, 10), v.Int())) }
 	case types.Time:
-		return func(v types.Value) string { return formatTime(v.Int(), from.Prec) }
+		return func(v types.Value) string { return string(types.AppendTime(make([]byte, 0, 16), v.Int(), from.Prec)) }
 	case types.Timestamp:
-		return func(v types.Value) string { return formatWall(v.Int(), from.Prec) }
+		return func(v types.Value) string {
+			return string(types.AppendTimestamp(make([]byte, 0, 32), v.Int(), ' ', from.Prec))
+		}
 	case types.TimestampLTZ:
-		return func(v types.Value) string { return formatWall(instantToWall(v.Int(), loc), from.Prec) }
+		return func(v types.Value) string {
+			return string(types.AppendTimestamp(make([]byte, 0, 32), instantToWall(v.Int(), loc), ' ', from.Prec))
+		}
 	}
 	return func(v types.Value) string { return v.String() }
 }

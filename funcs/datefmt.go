@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/pipesql/pipesql/types"
 )
 
 // Layout is a compiled Java date/time pattern ('yyyy-MM-dd HH:mm:ss', "EEE, d MMM yyyy",
@@ -180,7 +182,7 @@ type fields struct {
 func fieldsOf(wall int64) fields {
 	days := floorDiv(wall, microsPerDay)
 	rest := wall - days*microsPerDay
-	y, m, d := civilFromDays(days)
+	y, m, d := types.CivilFromDays(days)
 	secs := rest / microsPerSecond
 	return fields{year: y, month: m, day: d, hour: int(secs / 3600), minute: int(secs / 60 % 60),
 		sec: int(secs % 60), micro: int(rest % microsPerSecond), days: days}
@@ -238,7 +240,7 @@ func (l *Layout) appendFields(b []byte, f *fields) []byte {
 		case 'd':
 			b = appendInt(b, f.day, it.count)
 		case 'D':
-			b = appendInt(b, int(f.days-daysFromCivil(f.year, 1, 1))+1, it.count)
+			b = appendInt(b, int(f.days-types.DaysFromCivil(f.year, 1, 1))+1, it.count)
 		case 'Q':
 			q := (f.month-1)/3 + 1
 			switch it.count {
@@ -422,13 +424,13 @@ func (st *parseState) finish() (parsedTime, error) {
 			h += 12
 		}
 	}
-	if st.month < 1 || st.month > 12 || st.day < 1 || st.day > daysIn(st.year, st.month) ||
+	if st.month < 1 || st.month > 12 || st.day < 1 || st.day > types.DaysInMonth(st.year, st.month) ||
 		h > 23 || st.minute > 59 || st.sec > 59 {
 		return parsedTime{}, fmt.Errorf("field out of range")
 	}
-	days := daysFromCivil(st.year, st.month, st.day)
+	days := types.DaysFromCivil(st.year, st.month, st.day)
 	if st.yearDay > 0 {
-		days = daysFromCivil(st.year, 1, 1) + int64(st.yearDay) - 1
+		days = types.DaysFromCivil(st.year, 1, 1) + int64(st.yearDay) - 1
 	}
 	wall := days*microsPerDay + int64(h)*microsPerHour + int64(st.minute)*microsPerMinute +
 		int64(st.sec)*microsPerSecond + int64(st.micro)

@@ -33,7 +33,7 @@ var (
 	i64   = types.BigIntValue
 	f64   = types.DoubleValue
 	s     = types.StringValue
-	date  = func(y, m, d int) types.Value { return types.DateValue(daysFromCivil(y, m, d)) }
+	date  = func(y, m, d int) types.Value { return types.DateValue(types.DaysFromCivil(y, m, d)) }
 	ym    = types.IntervalMonthsValue
 	dt    = types.IntervalValue
 	ratOf = func(x string) *big.Rat {

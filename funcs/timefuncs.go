@@ -115,7 +115,7 @@ func floorWall(w int64, u timeUnit, ceil bool) int64 {
 		fdays = days - floorMod(days+4, 7) // 1970-01-01 was a Thursday
 		step = -7
 	} else {
-		y, m, _ := civilFromDays(days)
+		y, m, _ := types.CivilFromDays(days)
 		switch u {
 		case unitMonth:
 		case unitQuarter:
@@ -129,7 +129,7 @@ func floorWall(w int64, u timeUnit, ceil bool) int64 {
 		case unitMillennium:
 			y, m = int(floorDiv(int64(y-1), 1000))*1000+1, 1
 		}
-		fdays = daysFromCivil(y, m, 1)
+		fdays = types.DaysFromCivil(y, m, 1)
 		step = unitMonths[u]
 	}
 	f := fdays * microsPerDay
@@ -212,7 +212,7 @@ func extract(v types.Value, u timeUnit, loc *time.Location) int64 {
 	w := wallOf(v, loc)
 	days := floorDiv(w, microsPerDay)
 	rest := w - days*microsPerDay
-	y, m, d := civilFromDays(days)
+	y, m, d := types.CivilFromDays(days)
 	switch u {
 	case unitYear:
 		return int64(y)
@@ -233,7 +233,7 @@ func extract(v types.Value, u timeUnit, loc *time.Location) int64 {
 	case unitIsoDow:
 		return floorMod(days+3, 7) + 1 // Monday = 1
 	case unitDoy:
-		return days - daysFromCivil(y, 1, 1) + 1
+		return days - types.DaysFromCivil(y, 1, 1) + 1
 	case unitHour:
 		return rest / microsPerHour
 	case unitMinute:
