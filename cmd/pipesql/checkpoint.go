@@ -1,13 +1,11 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"strings"
 
 	"github.com/pipesql/pipesql/exec"
-	"github.com/pipesql/pipesql/state"
 )
 
 // Checkpoints of `pipesql run`
@@ -43,13 +41,4 @@ func addCheckpointFlags(fs *flag.FlagSet, cf *commonFlags) {
 		cf.sets = append(cf.sets, exec.KeyIgnoreUnclaimedState+"="+v)
 		return nil
 	})
-}
-
-// userError marks the failures that are the user's to resolve (exit code 2): a job that
-// cannot take over its saved state.
-func userError(err error) error {
-	if errors.Is(err, state.ErrPlanMismatch) {
-		return sqlError{err}
-	}
-	return err
 }

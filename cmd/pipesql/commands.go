@@ -4,45 +4,37 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/pipesql/pipesql/engine"
-	"github.com/pipesql/pipesql/funcs"
 	"github.com/pipesql/pipesql/parser"
+	"github.com/pipesql/pipesql/shell"
 )
 
-func functionNames() []string { return funcs.Names() }
-
-// newLogger logs warnings and errors to stderr as text.
-func newLogger(stderr io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-// prepare builds a runner with the flags applied and the init files executed.
-func prepare(ctx context.Context, cf *commonFlags, stdout, stderr io.Writer, explainOnly bool) (*runner, error) {
+// prepare builds a runner over the process's engine, with the flags applied and the
+// init files executed. engineOpts are the front end's engine options (its job ids).
+func prepare(ctx context.Context, cf *commonFlags, stdout, stderr io.Writer, explainOnly bool, engineOpts engine.Options) (*shell.Runner, error) {
 	o, err := cf.obs.open(stdout, stderr)
 	if err != nil {
-		return nil, sqlError{err}
+		return nil, shell.UserError(err)
 	}
-	r := newRunner(o.stdout, o.log)
-	r.obs = o
-	if r.eng, err = cf.obs.newEngine(o, engine.Options{}); err != nil {
-		return nil, sqlError{err}
+	eng, err := cf.obs.newEngine(o, engineOpts)
+	if err != nil {
+		return nil, shell.UserError(err)
 	}
-	r.explainOnly = explainOnly
-	if err := r.applySets(cf.sets); err != nil {
+	r := shell.NewRunner(shell.RunnerOptions{Out: o.stdout, Engine: eng, ExplainOnly: explainOnly, Watch: o.watch})
+	if err := r.ApplySets(cf.sets); err != nil {
 		return nil, err
 	}
 	for _, f := range cf.initFiles {
-		stmts, err := r.parseFile(f)
+		stmts, err := r.ParseFile(f)
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range stmts {
-			if err := r.execute(ctx, s); err != nil {
+			if err := r.Execute(ctx, s); err != nil {
 				return nil, err
 			}
 		}
@@ -77,7 +69,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runFile(ctx context.Context, cf *commonFlags, file string, stdin io.Reader, stdout, stderr io.Writer) error {
-	r, err := prepare(ctx, cf, stdout, stderr, false)
+	r, err := prepare(ctx, cf, stdout, stderr, false, engine.Options{})
 	if err != nil {
 		return err
 	}
@@ -87,19 +79,19 @@ func runFile(ctx context.Context, cf *commonFlags, file string, stdin io.Reader,
 		if err != nil {
 			return err
 		}
-		stmts, err = r.parseText("<stdin>", string(src))
+		stmts, err = r.ParseText("<stdin>", string(src))
 		if err != nil {
 			return err
 		}
-	} else if stmts, err = r.parseFile(file); err != nil {
+	} else if stmts, err = r.ParseFile(file); err != nil {
 		return err
 	}
 	for _, s := range stmts {
-		if err := r.execute(ctx, s); err != nil {
+		if err := r.Execute(ctx, s); err != nil {
 			return err
 		}
 	}
-	return r.runJobs(ctx)
+	return r.RunJobs(ctx)
 }
 
 func cmdExplain(args []string, stdout, stderr io.Writer) int {
@@ -112,13 +104,14 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 	if len(files) != 1 {
 		return usageError(stderr, "explain needs exactly one job file (got %d)", len(files))
 	}
+	defer cf.obs.close()
 	ctx := context.Background()
-	r, err := prepare(ctx, &cf, stdout, stderr, true)
+	r, err := prepare(ctx, &cf, stdout, stderr, true, engine.Options{})
 	if err == nil {
 		var stmts []parser.Statement
-		stmts, err = r.parseFile(files[0])
+		stmts, err = r.ParseFile(files[0])
 		for _, s := range stmts {
-			if err = r.execute(ctx, s); err != nil {
+			if err = r.Execute(ctx, s); err != nil {
 				break
 			}
 		}
@@ -128,4 +121,44 @@ func cmdExplain(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return exitOK
+}
+
+// cmdShell runs the shell: interactive on a terminal, else (-f FILE or a pipe) a script,
+// which means what it means to `pipesql run`.
+func cmdShell(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var cf commonFlags
+	fs := newFlagSet("shell", stderr, &cf)
+	fs.StringVar(&cf.file, "f", "", "run `FILE` non-interactively and exit")
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(rest) != 0 {
+		return usageError(stderr, "shell takes no arguments (got %q); use -f FILE to run a file", rest)
+	}
+	defer cf.obs.close()
+	if in, ok := stdin.(*os.File); ok && cf.file == "" && shell.IsTerminal(in) {
+		err := shell.Interactive(shell.Config{
+			Version: version, In: in, Out: stdout, Err: stderr,
+			Prepare: func(stdout, stderr io.Writer) (*shell.Runner, error) {
+				// Jobs have ids shaped like Flink's, and their log records say whose they are.
+				return prepare(context.Background(), &cf, stdout, stderr, false, engine.Options{JobID: engine.FlinkJobID, TagLogs: true})
+			},
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "pipesql: %v\n", err)
+		}
+		return exitCode(err)
+	}
+	file := cf.file
+	if file == "" {
+		file = "-"
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	err = runFile(ctx, &cf, file, stdin, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "pipesql: %v\n", err)
+	}
+	return exitCode(err)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/pipesql/pipesql/engine"
 	"github.com/pipesql/pipesql/internal/demo"
+	"github.com/pipesql/pipesql/shell"
 )
 
 // cmdDemo runs a job file (examples/dau.sql by default) unchanged against an embedded
@@ -57,19 +57,20 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	defer cluster.Close()
 
 	logs := &logTail{max: 5}
-	r := newRunner(io.Discard, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	// Metrics and /status as for run (--metrics-addr); the screen is the progress display.
 	cf.obs.progress = "off"
-	if r.obs, err = cf.obs.open(io.Discard, logs); err != nil {
+	o, err := cf.obs.open(io.Discard, logs)
+	if err != nil {
 		fmt.Fprintf(stderr, "pipesql demo: %v\n", err)
 		return exitUsage
 	}
-	r.log = r.obs.log
 	defer cf.obs.close()
-	if r.eng, err = cf.obs.newEngine(r.obs, engine.Options{}); err != nil {
+	eng, err := cf.obs.newEngine(o, engine.Options{})
+	if err != nil {
 		fmt.Fprintf(stderr, "pipesql demo: %v\n", err)
 		return exitUsage
 	}
+	r := shell.NewRunner(shell.RunnerOptions{Out: io.Discard, Engine: eng})
 	// The embedded cluster is new each time, so the job's checkpoints must be too: a
 	// restore would point at offsets this cluster never had.
 	checkpoints, err := os.MkdirTemp("", "pipesql-demo-checkpoints")
@@ -78,20 +79,20 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return exitJobFailed
 	}
 	defer os.RemoveAll(checkpoints)
-	if err := r.session.Set("state.checkpoints.dir", checkpoints); err != nil {
+	if err := r.Session().Set("state.checkpoints.dir", checkpoints); err != nil {
 		fmt.Fprintf(stderr, "pipesql demo: %v\n", err)
 		return exitJobFailed
 	}
-	if err := r.applySets(cf.sets); err != nil {
+	if err := r.ApplySets(cf.sets); err != nil {
 		fmt.Fprintf(stderr, "pipesql demo: %v\n", err)
 		return exitUsage
 	}
-	stmts, err := r.parseFile(file)
+	stmts, err := r.ParseFile(file)
 	for _, s := range stmts {
 		if err != nil {
 			break
 		}
-		err = r.execute(ctx, s)
+		err = r.Execute(ctx, s)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pipesql demo: %v\n", err)
@@ -119,9 +120,9 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		demo.Follow(ctx, cluster.Addrs, *resultsTopic, &results)
 	}()
 	jobDone := make(chan error, 1)
-	go func() { jobDone <- r.runJobs(ctx) }()
+	go func() { jobDone <- r.RunJobs(ctx) }()
 
-	screen := isTerminal(os.Stdout) && stdout == os.Stdout
+	screen := shell.IsTerminal(os.Stdout) && stdout == os.Stdout
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
 	var jobErr error
@@ -161,7 +162,7 @@ func drawDemo(w io.Writer, screen bool, addrs []string, file string, speedup tim
 	fmt.Fprintf(&b, "job: %s | a day of event time passes every %s; each day's DAU appears when the watermark closes it\n\n",
 		status, time.Duration(float64(24*time.Hour)/float64(max(speedup, time.Millisecond))*float64(time.Second)).Truncate(time.Second))
 	rows := results.Rows([]string{"day", "app", "dau"})
-	printBoxed(&b, []string{"day", "app", "dau"}, rows)
+	shell.PrintBoxed(&b, []string{"day", "app", "dau"}, rows)
 	if len(rows) == 0 {
 		b.WriteString("(no day has closed yet)\n")
 	}

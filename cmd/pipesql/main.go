@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/pipesql/pipesql/shell"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -160,11 +162,10 @@ func usageError(stderr io.Writer, format string, args ...any) int {
 
 // exitCode maps an error to the documented exit codes.
 func exitCode(err error) int {
-	var sqlErr sqlError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &sqlErr):
+	case errors.Is(err, shell.ErrUser):
 		return exitUsage
 	}
 	return exitJobFailed

@@ -16,6 +16,7 @@ import (
 	"github.com/pipesql/pipesql/connectors/builtin"
 	"github.com/pipesql/pipesql/engine"
 	"github.com/pipesql/pipesql/obs"
+	"github.com/pipesql/pipesql/shell"
 )
 
 // obsFlags are the observability flags of run, shell and demo.
@@ -92,7 +93,7 @@ func newObserver(f *obsFlags, stdout, stderr io.Writer) (*observer, error) {
 	switch strings.ToLower(f.progress) {
 	case "auto", "":
 		o.mode = obs.ProgressLog
-		if isTerminal(stderr) {
+		if shell.IsTerminal(stderr) {
 			o.mode = obs.ProgressTerminal
 		}
 	case "line":
@@ -107,7 +108,7 @@ func newObserver(f *obsFlags, stdout, stderr io.Writer) (*observer, error) {
 	if o.mode == obs.ProgressTerminal {
 		o.line = obs.NewStatusLine(stderr)
 		o.stderr = o.line.Writer(stderr)
-		if isTerminal(stdout) {
+		if shell.IsTerminal(stdout) {
 			o.stdout = o.line.Writer(stdout)
 		}
 		if file, ok := stderr.(*os.File); ok {

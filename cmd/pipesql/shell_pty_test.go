@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/pipesql/pipesql/shell"
 )
 
 // These tests drive the real binary through a pseudo-terminal, as a user at a terminal
@@ -252,7 +254,7 @@ func TestShellSession(t *testing.T) {
 	dir := t.TempDir()
 	histFile := filepath.Join(dir, "history")
 	tm := startShell(t, []string{"PIPESQL_HISTORY=" + histFile, "HOME=" + dir})
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 
 	// A multi-line CREATE TABLE with a typo on its third line.
 	lines := []string{
@@ -269,7 +271,7 @@ func TestShellSession(t *testing.T) {
 	for i, l := range lines {
 		tm.line(l)
 		if i < len(lines)-1 {
-			tm.expectText(continuationPrompt)
+			tm.expectText(shell.ContinuationPrompt)
 		}
 	}
 	m := tm.expect(`\[ERROR\] 3:12: (unknown type INTT[^\n]*)\n([^\n]*)\n( *)\^`)
@@ -278,20 +280,20 @@ func TestShellSession(t *testing.T) {
 	}
 
 	// Up arrow: the statement comes back as one line; move left to the typo and fix it.
-	recalled := historyLine(strings.Join(lines, "\n"))
+	recalled := shell.HistoryLine(strings.Join(lines, "\n"))
 	tm.send("\x1b[A")
 	tm.expectText(recalled)
 	after := recalled[strings.Index(recalled, "INTT")+len("INTT"):]
 	tm.send(strings.Repeat("\x1b[D", len([]rune(after))) + "\x7f\r")
 	tm.expectText("[INFO] Execute statement succeeded.")
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 
 	// Tab completes a table name.
 	tm.send("DESCRIBE cli\t")
 	tm.expectText("DESCRIBE clicks ")
 	tm.line(";")
 	tm.expect(`\|\s+user_num \|\s+INT \|`)
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 
 	// A live query in table mode: the count of app 1 changes in place.
 	tm.line("SELECT app_id, COUNT(*) AS cnt FROM clicks GROUP BY app_id;")
@@ -309,7 +311,7 @@ func TestShellSession(t *testing.T) {
 	}
 	tm.send("\x03") // Ctrl-C cancels the query, not the shell
 	tm.expect(`Query cancelled after \d+\.\ds\.`)
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 
 	// An INSERT job runs in the background; SHOW JOBS lists it; STOP JOB stops it.
 	tm.line("CREATE TABLE sink (app_id INT, user_num INT) WITH ('connector' = 'blackhole');")
@@ -317,7 +319,7 @@ func TestShellSession(t *testing.T) {
 	tm.line("INSERT INTO sink SELECT app_id, user_num FROM clicks;")
 	tm.expectText("[INFO] Submitting SQL update statement to the cluster...")
 	id := tm.expect(`Job ID: ([0-9a-f]{32})`)[1]
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 	tm.line("SHOW JOBS;")
 	tm.expect(`\| +job id \| +job name \| +status \| +uptime \| +records/s \| +lag \| +watermark \| +last checkpoint \| +restarts \|`)
 	tm.expect(id + ` \| +insert-into_sink \| +(RUNNING|INITIALIZING) \|`)
@@ -332,7 +334,7 @@ func TestShellSession(t *testing.T) {
 	tm.line("QUIT;")
 	tm.expectText("1 job is still running (" + id2 + "). Stop and quit? [y/N]")
 	tm.line("n")
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 	tm.line("QUIT;")
 	tm.expectText("Stop and quit? [y/N]")
 	tm.line("y")
@@ -368,27 +370,27 @@ func TestShellHistoryAcrossRunsAndInitFile(t *testing.T) {
 	}
 	tm := startShell(t, []string{"PIPESQL_HISTORY=" + histFile}, "-i", initFile)
 	initJob := tm.expect(`\[INFO\] Job of the init file submitted: Job ID: ([0-9a-f]{32})`)[1]
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 	tm.send("\x1b[A")
 	tm.expectText("SELECT 'from the last session' AS greeting;")
 	tm.send("\r")
 	tm.expect(`\|\s+from the last session \|`)
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 	tm.line("SHOW TABLES;")
 	tm.expect(`\|\s+t_from_init \|`)
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 
 	// A ';' in a string or a comment does not end the statement; one in code does.
 	tm.line("SELECT ';' AS semi, -- not the end;")
-	tm.expectText(continuationPrompt)
+	tm.expectText(shell.ContinuationPrompt)
 	tm.line("  'x' AS x")
-	tm.expectText(continuationPrompt)
+	tm.expectText(shell.ContinuationPrompt)
 	tm.line(";")
 	tm.expect(`\| semi \| x \|\n[+-]+\n\|    ; \| x \|`)
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 	tm.send("SELECT 'never run'")
 	tm.send("\x03")
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 	tm.send("\x04")
 	tm.expectText("1 job is still running (" + initJob + "). Stop and quit? [y/N]")
 	tm.line("y")
@@ -484,7 +486,7 @@ func pipesqlStdin(t *testing.T, file string, args ...string) result {
 func TestShellResultModesAndSavepoints(t *testing.T) {
 	dir := t.TempDir()
 	tm := startShell(t, []string{"PIPESQL_HISTORY=" + filepath.Join(dir, "history")})
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 	tm.line("CREATE TABLE nums (id INT, n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '4', " +
 		"'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '4', 'fields.n.min' = '1', 'fields.n.max' = '1');")
 	tm.expectText("[INFO] Execute statement succeeded.")
@@ -496,14 +498,14 @@ func TestShellResultModesAndSavepoints(t *testing.T) {
 	tm.expectText("SQL Query Result (Changelog)")
 	tm.expect(`Query finished after \d+\.\ds\.\n\+----\+---\+---\+\n\| op \| n \| c \|\n\+----\+---\+---\+\n\| \+I \| 1 \| 1 \|\n\| -U \| 1 \| 1 \|\n\| \+U \| 1 \| 2 \|`)
 	tm.expectText("7 changes")
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 
 	// tableau: appended rows with their kinds, as pipesql run prints them.
 	tm.line("SET 'sql-client.execution.result-mode' = 'tableau';")
 	tm.expectText("[INFO] Execute statement succeeded.")
 	tm.line("SELECT id FROM nums WHERE id > 2;")
 	tm.expect(`\| op \|\s+id \|\n\+----\+-+\+\n\| \+I \|\s+3 \|\n\| \+I \|\s+4 \|\n\+----\+-+\+\nReceived a total of 2 rows`)
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 
 	// A job without checkpointing cannot stop with a savepoint.
 	tm.line("CREATE TABLE gen (a INT) WITH ('connector' = 'datagen', 'rows-per-second' = '100');")
@@ -520,7 +522,7 @@ func TestShellResultModesAndSavepoints(t *testing.T) {
 	tm.line("SET 'execution.checkpointing.interval' = '100 ms';")
 	tm.line("INSERT INTO sink SELECT a FROM gen;")
 	id := tm.expect(`Job ID: ([0-9a-f]{32})`)[1]
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 	// Each SHOW JOBS waits for its own output; the first checkpoint is 100 ms away.
 	for deadline := time.Now().Add(ptyDeadline); ; {
 		tm.line("SHOW JOBS;")
@@ -553,12 +555,12 @@ func TestShellResultModesAndSavepoints(t *testing.T) {
 func TestShellTerminates(t *testing.T) {
 	dir := t.TempDir()
 	tm := startShell(t, []string{"PIPESQL_HISTORY=" + filepath.Join(dir, "history")})
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 	tm.line("CREATE TABLE gen (a INT) WITH ('connector' = 'datagen', 'rows-per-second' = '100');")
 	tm.line("CREATE TABLE sink (a INT) WITH ('connector' = 'blackhole');")
 	tm.line("INSERT INTO sink SELECT a FROM gen;")
 	tm.expect(`Job ID: [0-9a-f]{32}`)
-	tm.expectText(primaryPrompt)
+	tm.expectText(shell.PrimaryPrompt)
 	if err := tm.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

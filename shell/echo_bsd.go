@@ -1,6 +1,6 @@
 //go:build darwin || freebsd || netbsd || openbsd || dragonfly
 
-package main
+package shell
 
 import "golang.org/x/sys/unix"
 

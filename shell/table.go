@@ -1,4 +1,4 @@
-package main
+package shell
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 	"github.com/pipesql/pipesql/types"
 )
 
-// printBoxed prints rows as Flink's SQL client does, with +---+ borders.
-func printBoxed(w io.Writer, header []string, rows [][]string) {
+// PrintBoxed prints rows as Flink's SQL client does, with +---+ borders.
+func PrintBoxed(w io.Writer, header []string, rows [][]string) {
 	widths := make([]int, len(header))
 	for i, h := range header {
 		widths[i] = utf8.RuneCountInString(h)

@@ -1,4 +1,4 @@
-package main
+package shell
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strconv"
@@ -19,28 +18,16 @@ import (
 	"github.com/chzyer/readline"
 
 	"github.com/pipesql/pipesql/connectors/builtin"
+	"github.com/pipesql/pipesql/engine"
 	"github.com/pipesql/pipesql/exec"
 	"github.com/pipesql/pipesql/parser"
 	"github.com/pipesql/pipesql/planner"
 )
 
-// The interactive shell
-//
-// `pipesql shell` on a terminal reads statements with line editing (readline: emacs
-// keys, Ctrl-R history search, Tab completion), runs each once its ';' arrives, prints
-// errors with their position and goes on. Its history is kept across runs, one statement
-// per entry. SELECT shows live results (shell_render.go), INSERT runs in the background
-// (shell_jobs.go). Given -f FILE, or a pipe on its standard input, the shell runs the
-// script as `pipesql run` would: same statements, same output, same exit code.
-//
-// Ctrl-C belongs to the statement running: it cancels a query, detaches from a job that
-// is starting, or stops waiting for a job to stop. At the prompt, readline has the
-// terminal in raw mode and Ctrl-C clears the line being typed (it stays in the history).
-// While a statement runs, the terminal is in cooked mode and Ctrl-C arrives as SIGINT.
-
+// The prompts: the first line of a statement, and the lines that continue it.
 const (
-	primaryPrompt      = "pipesql> "
-	continuationPrompt = "      -> "
+	PrimaryPrompt      = "pipesql> "
+	ContinuationPrompt = "      -> "
 )
 
 const shellHelpText = `
@@ -50,60 +37,31 @@ Ctrl-D leaves. While a query runs, Ctrl-C cancels it. Statements end with ';'.
 Results: SET 'sql-client.execution.result-mode' = 'table' | 'changelog' | 'tableau';
 `
 
-// cmdShell runs the shell: interactive on a terminal, else (-f FILE or a pipe) a script.
-func cmdShell(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var cf commonFlags
-	fs := newFlagSet("shell", stderr, &cf)
-	fs.StringVar(&cf.file, "f", "", "run `FILE` non-interactively and exit")
-	rest, err := parseFlags(fs, args)
-	if err != nil {
-		return exitUsage
-	}
-	if len(rest) != 0 {
-		return usageError(stderr, "shell takes no arguments (got %q); use -f FILE to run a file", rest)
-	}
-	in, isFile := stdin.(*os.File)
-	if cf.file == "" && isFile && isTerminal(in) {
-		return runInteractive(&cf, in, stdout, stderr)
-	}
-	// A script, from -f or piped in, means what it means to `pipesql run`.
-	file := cf.file
-	if file == "" {
-		file = "-"
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	err = runFile(ctx, &cf, file, stdin, stdout, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "pipesql: %v\n", err)
-	}
-	return exitCode(err)
-}
-
-func isTerminal(r any) bool {
-	f, ok := r.(*os.File)
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f any) bool {
+	file, ok := f.(*os.File)
 	if !ok {
 		return false
 	}
-	info, err := f.Stat()
+	info, err := file.Stat()
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
 // shell is an interactive session.
 type shell struct {
-	r     *runner
+	r     *Runner
 	rl    *readline.Instance
 	hist  *history
-	jobs  *jobTable
 	gate  *gate
 	in    *os.File  // the terminal
 	out   io.Writer // the terminal, for the output of the statement running
 	err   io.Writer
-	log   *slog.Logger
 	clock exec.Clock
 	size  termSize
 	// live is whether the output is a terminal a view can be redrawn on.
 	live bool
+	// notify prints a line in the background: a job that ended by itself.
+	notify func(line string)
 
 	mu        sync.Mutex
 	pending   string // lines of an unfinished statement, for the completer
@@ -112,8 +70,26 @@ type shell struct {
 	terminating atomic.Bool
 }
 
-func runInteractive(cf *commonFlags, stdin *os.File, stdout, stderr io.Writer) int {
-	sh := &shell{in: stdin, out: stdout, err: stderr, clock: exec.WallClock{}, live: isTerminal(stdout), gate: &gate{}}
+// Config configures an interactive shell.
+type Config struct {
+	// Version is shown in the greeting.
+	Version string
+	// In is the terminal the shell reads; Out and Err are where it writes.
+	In       *os.File
+	Out, Err io.Writer
+	// Prepare makes the session's Runner (with its engine), its flags applied and its
+	// init files run. What its jobs print and log in the background is to go to stderr,
+	// which the shell keeps below its prompt. Its queued INSERT jobs run in the
+	// background, as typed ones do.
+	Prepare func(stdout, stderr io.Writer) (*Runner, error)
+}
+
+// Interactive runs the shell on a terminal until QUIT, Ctrl-D, SIGTERM or SIGHUP, and
+// stops the jobs still running. Its error is one of starting (Prepare's error, or the
+// terminal's); the errors of statements are printed and the shell goes on.
+func Interactive(cfg Config) error {
+	stdin, stdout, stderr := cfg.In, cfg.Out, cfg.Err
+	sh := &shell{in: stdin, out: stdout, err: stderr, clock: exec.WallClock{}, live: IsTerminal(stdout), gate: &gate{}}
 	sh.size = func() (int, int) {
 		if f, ok := stdout.(*os.File); ok {
 			if w, h, err := readline.GetSize(int(f.Fd())); err == nil && w > 0 && h > 0 {
@@ -125,7 +101,7 @@ func runInteractive(cf *commonFlags, stdin *os.File, stdout, stderr io.Writer) i
 	hist, herr := loadHistory(historyFile())
 	sh.hist = hist
 
-	var session *planner.Session // set once prepare made the runner
+	var session *planner.Session // set once Prepare made the runner
 	completer := newCompleter(
 		func() *planner.Catalog {
 			if session == nil {
@@ -139,7 +115,7 @@ func runInteractive(cf *commonFlags, stdin *os.File, stdout, stderr io.Writer) i
 			return sh.pending
 		})
 	rl, err := readline.NewEx(&readline.Config{
-		Prompt:                 primaryPrompt,
+		Prompt:                 PrimaryPrompt,
 		HistoryLimit:           historyLimit,
 		DisableAutoSaveHistory: true,
 		HistorySearchFold:      true,
@@ -149,8 +125,7 @@ func runInteractive(cf *commonFlags, stdin *os.File, stdout, stderr io.Writer) i
 		Stderr:                 stderr,
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "pipesql: starting the shell: %v\n", err)
-		return exitJobFailed
+		return fmt.Errorf("starting the shell: %w", err)
 	}
 	sh.rl = rl
 	defer rl.Close()
@@ -160,45 +135,41 @@ func runInteractive(cf *commonFlags, stdin *os.File, stdout, stderr io.Writer) i
 	// redraws the prompt below it, and through the gate, which holds it while a statement
 	// has the screen.
 	bgOut, bgErr := sh.gate.writer(rl.Stdout()), sh.gate.writer(rl.Stderr())
-	sh.log = newLogger(bgErr)
+	sh.notify = func(line string) { fmt.Fprintln(bgOut, line) }
 	restorePrint := builtin.SetPrintOutput(bgOut, bgErr)
 	defer restorePrint()
 
-	ctx := context.Background()
-	r, err := prepare(ctx, cf, stdout, bgErr, false)
+	r, err := cfg.Prepare(stdout, bgErr)
 	if err != nil {
-		fmt.Fprintf(stderr, "pipesql: %v\n", err)
-		return exitCode(err)
+		return err
 	}
 	r.chatty = true
-	r.log = sh.log
 	sh.r = r
 	session = r.session
-	sh.jobs = &jobTable{clock: sh.clock, log: sh.log, notify: func(line string) { fmt.Fprintln(bgOut, line) }}
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	go sh.signals(sigs)
 
-	fmt.Fprintf(stdout, "pipesql %s shell. Statements end with ';'. HELP; lists them, Tab completes, QUIT; leaves.\n", version)
+	fmt.Fprintf(stdout, "pipesql %s shell. Statements end with ';'. HELP; lists them, Tab completes, QUIT; leaves.\n", cfg.Version)
 	if herr != nil {
 		fmt.Fprintf(stderr, "[WARNING] %v: this session's history will not be kept\n", herr)
 		hist.path = ""
 	}
 	// INSERT statements of the -i files run in the background, as typed ones do.
 	for _, prog := range r.jobs {
-		j, err := sh.jobs.submit(prog)
+		j, err := sh.start(prog)
 		if err != nil {
-			sh.printError(r.sqlErr(err))
+			sh.printError(err)
 			continue
 		}
-		fmt.Fprintf(stdout, "[INFO] Job of the init file submitted: Job ID: %s\n", j.id)
+		fmt.Fprintf(stdout, "[INFO] Job of the init file submitted: Job ID: %s\n", j.ID())
 	}
 	r.jobs = nil
 	sh.loop()
 	sh.stopAll()
-	return exitOK
+	return nil
 }
 
 // signals routes SIGINT to the statement running and makes SIGTERM and SIGHUP end the
@@ -243,9 +214,9 @@ func (sh *shell) loop() {
 	var buf strings.Builder
 	for !sh.terminating.Load() {
 		if buf.Len() == 0 {
-			sh.rl.SetPrompt(primaryPrompt)
+			sh.rl.SetPrompt(PrimaryPrompt)
 		} else {
-			sh.rl.SetPrompt(continuationPrompt)
+			sh.rl.SetPrompt(ContinuationPrompt)
 		}
 		sh.setPending(buf.String())
 		line, err := sh.rl.Readline()
@@ -312,7 +283,7 @@ func (sh *shell) runText(text string) (quit bool) {
 	sh.gate.hold()
 	defer sh.gate.release()
 	defer quietInput(sh.in)()
-	stmts, err := sh.r.parseText("", text)
+	stmts, err := sh.r.ParseText("", text)
 	if err != nil {
 		sh.printError(err)
 		return false
@@ -352,11 +323,11 @@ func (sh *shell) execute(stmt parser.Statement) (quit bool, err error) {
 		return false, nil
 	case *parser.Show:
 		if s.What == parser.ShowJobs {
-			sh.r.printTable(showJobsHeader, sh.jobs.rows(sh.clock.Now()))
+			sh.r.printTable(showJobsHeader, jobRows(sh.r.eng.Jobs(), sh.clock.Now()))
 			return false, nil
 		}
 	}
-	return false, sh.r.execute(context.Background(), stmt)
+	return false, sh.r.Execute(context.Background(), stmt)
 }
 
 // ---- queries ----
@@ -379,9 +350,9 @@ func (sh *shell) query(s *parser.QueryStatement) error {
 		out: sh.out, size: sh.size, live: sh.live, maxColWidth: maxCol,
 		maxRows: sh.intSetting("sql-client.execution.max-table-result.rows", 1_000_000),
 	})
-	job, err := exec.NewJob(prog, exec.Options{Clock: sh.clock, Log: sh.log, Collect: view.collect})
+	job, err := sh.r.eng.Query(prog, view.collect)
 	if err != nil {
-		return sh.r.sqlErr(err)
+		return sh.r.submitErr(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -455,9 +426,9 @@ func (sh *shell) submit(stmt parser.Statement) error {
 		return sh.r.sqlErr(err)
 	}
 	fmt.Fprintln(sh.out, "[INFO] Submitting SQL update statement to the cluster...")
-	j, err := sh.jobs.submit(prog)
+	j, err := sh.start(prog)
 	if err != nil {
-		return sh.r.sqlErr(err)
+		return err
 	}
 	detach := make(chan struct{})
 	var once sync.Once
@@ -466,15 +437,16 @@ func (sh *shell) submit(stmt parser.Statement) error {
 	line := statusLine{w: sh.out, live: sh.live}
 	tick := sh.clock.NewTicker(refreshInterval)
 	defer tick.Stop()
+	start, begun := newStartup(prog), sh.clock.Now()
 wait:
 	for {
-		text, started := j.start.phase(j.job.Metrics())
+		text, started := start.phase(j.Exec().Metrics())
 		if started {
 			break
 		}
-		line.show(text + " (" + seconds(sh.clock.Now().Sub(j.begun)) + ")")
+		line.show(text + " (" + seconds(sh.clock.Now().Sub(begun)) + ")")
 		select {
-		case <-j.done:
+		case <-j.Done():
 			break wait
 		case <-detach:
 			line.clear()
@@ -485,30 +457,48 @@ wait:
 	}
 	line.clear()
 	fmt.Fprintln(sh.out, "[INFO] SQL update statement has been successfully submitted to the cluster:")
-	fmt.Fprintf(sh.out, "Job ID: %s\n", j.id)
+	fmt.Fprintf(sh.out, "Job ID: %s\n", j.ID())
 	return nil
+}
+
+// start submits prog to the engine, to run until it ends or is stopped, and has its end
+// announced when it ends by itself (finishes or fails).
+func (sh *shell) start(prog *planner.Program) (*engine.Job, error) {
+	j, err := sh.r.eng.Submit(context.Background(), prog)
+	if err != nil {
+		return nil, sh.r.submitErr(err)
+	}
+	go func() {
+		err := j.Wait()
+		switch {
+		case err != nil:
+			sh.notify(fmt.Sprintf("[ERROR] Job %s (%s) failed: %v", j.ID(), j.Name(), err))
+		case !j.Stopped():
+			sh.notify(fmt.Sprintf("[INFO] Job %s (%s) finished.", j.ID(), j.Name()))
+		}
+	}()
+	return j, nil
 }
 
 // stopJob runs STOP JOB 'id': the job stops cleanly, its sinks flushed.
 func (sh *shell) stopJob(s *parser.StopJob) error {
-	j, err := sh.jobs.find(s.ID)
+	j, err := findJob(sh.r.eng.Jobs(), s.ID)
 	if err != nil {
 		return sh.r.sqlErr(atStatement(s.At, err))
 	}
 	switch {
 	case s.WithDrain:
 		return sh.r.sqlErr(atStatement(s.At, errors.New("STOP JOB ... WITH DRAIN is not supported; STOP JOB without it stops the job")))
-	case !j.running():
-		j.mu.Lock()
-		status := j.endStatus()
-		j.mu.Unlock()
-		return sh.r.sqlErr(atStatement(s.At, fmt.Errorf("job %s is not running: it is %s", j.id, status)))
+	case !j.Running():
+		return sh.r.sqlErr(atStatement(s.At, fmt.Errorf("job %s is not running: it is %s", j.ID(), j.Status().State)))
 	case s.WithSavepoint:
 		return sh.stopWithSavepoint(s, j)
 	}
-	j.stop()
-	if sh.awaitStop([]*bgJob{j}) {
-		fmt.Fprintf(sh.out, "[INFO] Job %s stopped.\n", j.id)
+	if _, err := sh.r.eng.Stop(context.Background(), j.ID(), engine.StopOptions{}); err != nil && !errors.Is(err, engine.ErrNotRunning) {
+		return err
+	}
+	if sh.awaitStop([]*engine.Job{j}) {
+		fmt.Fprintf(sh.out, "[INFO] Job %s stopped.\n", j.ID())
 	}
 	return nil
 }
@@ -516,7 +506,7 @@ func (sh *shell) stopJob(s *parser.StopJob) error {
 // stopWithSavepoint stops a job after a final checkpoint saved as a savepoint under the
 // savepoint directory (execution.checkpointing.savepoint-dir, or state.savepoints.dir, as
 // set now in the session or when the job was submitted).
-func (sh *shell) stopWithSavepoint(s *parser.StopJob, j *bgJob) error {
+func (sh *shell) stopWithSavepoint(s *parser.StopJob, j *engine.Job) error {
 	dir := ""
 	for _, key := range []string{exec.KeySavepointDir, exec.KeySavepointDirOld} {
 		if v, ok := sh.setting(key); ok && dir == "" {
@@ -524,43 +514,33 @@ func (sh *shell) stopWithSavepoint(s *parser.StopJob, j *bgJob) error {
 		}
 	}
 	for _, key := range []string{exec.KeySavepointDir, exec.KeySavepointDirOld} {
-		if v := j.settings[key]; v != "" && dir == "" {
+		if v := j.Program().Settings[key]; v != "" && dir == "" {
 			dir = v
 		}
-	}
-	if dir == "" {
-		return sh.r.sqlErr(atStatement(s.At, fmt.Errorf(
-			"STOP JOB ... WITH SAVEPOINT needs a savepoint directory: SET '%s' = '/path/to/savepoints' first", exec.KeySavepointDir)))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	release := sh.onInterrupt(cancel)
 	line := statusLine{w: sh.out, live: sh.live}
-	line.show(fmt.Sprintf("stopping job %s with a savepoint in %s", j.id, dir))
-	j.mu.Lock()
-	j.stopped = true
-	j.mu.Unlock()
-	path, err := j.job.StopWithSavepoint(ctx, dir)
+	line.show(fmt.Sprintf("stopping job %s with a savepoint in %s", j.ID(), dir))
+	path, err := sh.r.eng.Stop(ctx, j.ID(), engine.StopOptions{WithSavepoint: true, SavepointDir: dir})
 	line.clear()
 	release()
-	if errors.Is(err, exec.ErrCheckpointingDisabled) {
-		j.mu.Lock()
-		j.stopped = false
-		j.mu.Unlock()
+	switch {
+	case errors.Is(err, engine.ErrNoSavepointDir):
+		return sh.r.sqlErr(atStatement(s.At, fmt.Errorf(
+			"STOP JOB ... WITH SAVEPOINT needs a savepoint directory: SET '%s' = '/path/to/savepoints' first", exec.KeySavepointDir)))
+	case errors.Is(err, exec.ErrCheckpointingDisabled):
 		return sh.r.sqlErr(atStatement(s.At, fmt.Errorf(
 			"STOP JOB ... WITH SAVEPOINT needs checkpointing, and job %s was submitted without: "+
 				"SET '%s' = '10 s' before submitting a job to stop it with a savepoint (STOP JOB without WITH SAVEPOINT stops this one)",
-			j.id, exec.KeyCheckpointInterval)))
+			j.ID(), exec.KeyCheckpointInterval)))
+	case err != nil:
+		return fmt.Errorf("stopping job %s with a savepoint: %w", j.ID(), err)
 	}
-	if err != nil {
-		return fmt.Errorf("stopping job %s with a savepoint: %w", j.id, err)
-	}
-	j.mu.Lock()
-	j.savepoint = path
-	j.mu.Unlock()
-	sh.awaitStop([]*bgJob{j})
+	sh.awaitStop([]*engine.Job{j})
 	fmt.Fprintf(sh.out, "[INFO] Savepoint path: %s\n", path)
-	fmt.Fprintf(sh.out, "[INFO] Job %s stopped.\n", j.id)
+	fmt.Fprintf(sh.out, "[INFO] Job %s stopped.\n", j.ID())
 	return nil
 }
 
@@ -571,7 +551,7 @@ func atStatement(pos parser.Pos, err error) error {
 
 // awaitStop waits for stopping jobs to end, showing a status line. Ctrl-C stops the
 // waiting (the jobs go on stopping); it returns whether they all ended.
-func (sh *shell) awaitStop(jobs []*bgJob) bool {
+func (sh *shell) awaitStop(jobs []*engine.Job) bool {
 	giveUp := make(chan struct{})
 	var once sync.Once
 	release := sh.onInterrupt(func() { once.Do(func() { close(giveUp) }) })
@@ -582,10 +562,10 @@ func (sh *shell) awaitStop(jobs []*bgJob) bool {
 	defer tick.Stop()
 	begun := sh.clock.Now()
 	for _, j := range jobs {
-		for j.running() {
+		for j.Running() {
 			line.show(fmt.Sprintf("stopping %s: draining and flushing sinks (%s)", plural(int64(len(jobs)), "job"), seconds(sh.clock.Now().Sub(begun))))
 			select {
-			case <-j.done:
+			case <-j.Done():
 			case <-giveUp:
 				line.clear()
 				fmt.Fprintln(sh.out, "[INFO] Not waiting any longer; the jobs go on stopping in the background.")
@@ -597,15 +577,36 @@ func (sh *shell) awaitStop(jobs []*bgJob) bool {
 	return true
 }
 
+// running returns the shell's jobs that have not ended.
+func (sh *shell) running() []*engine.Job {
+	var out []*engine.Job
+	if sh.r == nil {
+		return nil
+	}
+	for _, j := range sh.r.eng.Jobs() {
+		if j.Running() {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// stopJobs asks jobs to stop.
+func (sh *shell) stopJobs(jobs []*engine.Job) {
+	for _, j := range jobs {
+		sh.r.eng.Stop(context.Background(), j.ID(), engine.StopOptions{})
+	}
+}
+
 // confirmQuit asks before leaving jobs running and stops them if told to.
 func (sh *shell) confirmQuit() bool {
-	running := sh.jobs.running()
+	running := sh.running()
 	if len(running) == 0 {
 		return true
 	}
 	ids := make([]string, len(running))
 	for i, j := range running {
-		ids[i] = j.id
+		ids[i] = j.ID()
 	}
 	what := "1 job is"
 	if len(running) > 1 {
@@ -620,24 +621,17 @@ func (sh *shell) confirmQuit() bool {
 	if a := strings.ToLower(strings.TrimSpace(answer)); err == nil && a != "y" && a != "yes" {
 		return false
 	}
-	for _, j := range running {
-		j.stop()
-	}
+	sh.stopJobs(running)
 	sh.awaitStop(running)
 	return true
 }
 
 // stopAll stops the jobs still running when the shell ends and waits for them.
 func (sh *shell) stopAll() {
-	if sh.jobs == nil {
-		return
-	}
-	running := sh.jobs.running()
+	running := sh.running()
+	sh.stopJobs(running)
 	for _, j := range running {
-		j.stop()
-	}
-	for _, j := range running {
-		<-j.done
+		<-j.Done()
 	}
 }
 

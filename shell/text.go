@@ -1,4 +1,4 @@
-package main
+package shell
 
 import (
 	"strings"
@@ -127,13 +127,13 @@ func isWordRune(r rune) bool {
 	return r == '_' || r == '$' || unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
-// historyLine turns a statement typed over several lines into one line that means the
+// HistoryLine turns a statement typed over several lines into one line that means the
 // same, for the history: a history file holds one entry per line, and an entry recalled
 // with the up arrow is edited as one line. Line breaks and the indentation after them
 // become one space; a -- comment becomes a /* */ comment, since the line it ended with
 // is gone. A line break inside a quoted string cannot be kept and becomes a space too:
 // the recalled statement then differs in that string, which is rare enough to accept.
-func historyLine(src string) string {
+func HistoryLine(src string) string {
 	var b strings.Builder
 	i := 0
 	for i < len(src) {

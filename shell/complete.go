@@ -1,4 +1,4 @@
-package main
+package shell
 
 import (
 	"slices"
@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pipesql/pipesql/connectors"
+	"github.com/pipesql/pipesql/funcs"
 	"github.com/pipesql/pipesql/parser"
 	"github.com/pipesql/pipesql/planner"
 )
@@ -27,7 +28,7 @@ type completer struct {
 func newCompleter(catalog func() *planner.Catalog, pending func() string) *completer {
 	return &completer{
 		catalog: catalog, pending: pending,
-		keywords: parser.Keywords(), functions: functionNames(),
+		keywords: parser.Keywords(), functions: funcs.Names(),
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package shell
 
 import (
 	"bufio"
@@ -73,7 +73,7 @@ func loadHistory(path string) (*history, error) {
 // add records a statement (as typed, possibly over several lines) and appends it to the
 // file. A statement equal to the previous entry is not repeated.
 func (h *history) add(text string) error {
-	line := historyLine(text)
+	line := HistoryLine(text)
 	if line == "" || (len(h.entries) > 0 && h.entries[len(h.entries)-1] == line) {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package main
+package shell
 
 import (
 	"fmt"
@@ -623,4 +623,18 @@ func (s *startup) phase(m exec.Metrics) (text string, started bool) {
 		return "running", true
 	}
 	return fmt.Sprintf("running, %s read", plural(total, "record")), true
+}
+
+// recordsRead is the rows the job's sources produced: what each pipeline's first task,
+// the source, took in.
+func recordsRead(m exec.Metrics) int64 {
+	var n int64
+	seen := map[int]bool{}
+	for _, op := range m.Operators {
+		if !seen[op.Pipeline] {
+			seen[op.Pipeline] = true
+			n += op.RecordsIn
+		}
+	}
+	return n
 }

@@ -1,77 +1,89 @@
-package main
+package shell
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"sync"
 
 	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/engine"
+	"github.com/pipesql/pipesql/funcs"
 	"github.com/pipesql/pipesql/parser"
 	"github.com/pipesql/pipesql/planner"
 	"github.com/pipesql/pipesql/types"
 )
 
-// sqlError marks an error in what the user wrote (SQL, options, flags): exit code 2.
-type sqlError struct{ err error }
-
-func (e sqlError) Error() string { return e.err.Error() }
-func (e sqlError) Unwrap() error { return e.err }
-
-// runner executes the statements of job files against one planner session. run, explain
-// and the shell share it, so a file means the same thing in all three.
-type runner struct {
+// Runner executes the statements of job files against one planner session. run,
+// explain and the shell share it, so a file means the same thing in all three.
+type Runner struct {
 	session *planner.Session
 	sources map[string]string // file name -> text, to show the line of a positioned error
 	out     io.Writer
-	log     *slog.Logger
+	eng     *engine.Engine
+	watch   func(ctx context.Context) (stop func())
 
-	// explainOnly validates and plans INSERT and SELECT statements without running them.
 	explainOnly bool
 	// chatty confirms each statement that prints nothing else, as Flink's SQL client does;
-	// the shell is chatty, run and explain are quiet so that their output is the results.
+	// the interactive shell is chatty, scripts are quiet so that their output is the results.
 	chatty bool
-	// eng runs the jobs and queries.
-	eng *engine.Engine
-	// obs shows the jobs' progress (observe.go); nil shows nothing.
-	obs *observer
-	// jobs are the INSERT jobs planned so far, run together by runJobs.
+	// jobs are the INSERT jobs planned so far, run together by RunJobs.
 	jobs []*planner.Program
 }
 
-func newRunner(out io.Writer, log *slog.Logger) *runner {
-	return &runner{session: planner.NewSession(), sources: map[string]string{}, out: out, log: log}
+// RunnerOptions configures a Runner.
+type RunnerOptions struct {
+	// Out receives what statements print: tables, plans, the rows of a SELECT.
+	Out io.Writer
+	// Engine runs the jobs and queries. Required unless ExplainOnly.
+	Engine *engine.Engine
+	// ExplainOnly validates and plans INSERT and SELECT statements, printing their
+	// plans, without running them.
+	ExplainOnly bool
+	// Watch, when set, shows the jobs' progress while RunJobs waits for them; it returns
+	// the function that ends the showing.
+	Watch func(ctx context.Context) (stop func())
 }
 
-// applySets applies --set KEY=VALUE flags.
-func (r *runner) applySets(sets []string) error {
+// NewRunner returns a Runner with an empty session.
+func NewRunner(opts RunnerOptions) *Runner {
+	return &Runner{
+		session: planner.NewSession(), sources: map[string]string{}, out: opts.Out,
+		eng: opts.Engine, watch: opts.Watch, explainOnly: opts.ExplainOnly,
+	}
+}
+
+// Session returns the runner's planner session.
+func (r *Runner) Session() *planner.Session { return r.session }
+
+// ApplySets applies --set KEY=VALUE flags.
+func (r *Runner) ApplySets(sets []string) error {
 	for _, kv := range sets {
 		key, value, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(key) == "" {
-			return sqlError{fmt.Errorf("--set %q: expected KEY=VALUE", kv)}
+			return userErr{fmt.Errorf("--set %q: expected KEY=VALUE", kv)}
 		}
 		if err := r.session.Set(strings.TrimSpace(key), strings.TrimSpace(value)); err != nil {
-			return sqlError{fmt.Errorf("--set %s: %w", key, err)}
+			return userErr{fmt.Errorf("--set %s: %w", key, err)}
 		}
 	}
 	return nil
 }
 
-// parseFile reads and parses a job file.
-func (r *runner) parseFile(file string) ([]parser.Statement, error) {
+// ParseFile reads and parses a job file.
+func (r *Runner) ParseFile(file string) ([]parser.Statement, error) {
 	src, err := os.ReadFile(file)
 	if err != nil {
-		return nil, sqlError{err}
+		return nil, userErr{err}
 	}
-	return r.parseText(file, string(src))
+	return r.ParseText(file, string(src))
 }
 
-func (r *runner) parseText(file, src string) ([]parser.Statement, error) {
+// ParseText parses the statements of src, read from file.
+func (r *Runner) ParseText(file, src string) ([]parser.Statement, error) {
 	r.sources[file] = src
 	stmts, err := parser.ParseScript(file, src)
 	if err != nil {
@@ -81,19 +93,19 @@ func (r *runner) parseText(file, src string) ([]parser.Statement, error) {
 }
 
 // sqlErr marks err as the user's and, when it has a position, attaches the source line.
-func (r *runner) sqlErr(err error) error {
+func (r *Runner) sqlErr(err error) error {
 	var perr *parser.Error
 	if errors.As(err, &perr) && perr.LineText == "" {
 		if src, ok := r.sources[perr.Pos.File]; ok {
-			return sqlError{perr.WithSource(src)}
+			return userErr{perr.WithSource(src)}
 		}
 	}
-	return sqlError{err}
+	return userErr{err}
 }
 
-// execute runs one statement. INSERT statements are planned and queued as jobs;
-// a SELECT runs at once and prints its rows.
-func (r *runner) execute(ctx context.Context, stmt parser.Statement) error {
+// Execute runs one statement. INSERT statements are planned and queued as jobs, for
+// RunJobs; a SELECT runs at once and prints its rows.
+func (r *Runner) Execute(ctx context.Context, stmt parser.Statement) error {
 	switch s := stmt.(type) {
 	case *parser.Set:
 		if s.Key == "" {
@@ -159,14 +171,14 @@ func (r *runner) execute(ctx context.Context, stmt parser.Statement) error {
 	return r.sqlErr(parser.Errorf(stmt.Pos(), "unsupported statement %s", parser.Format(stmt)))
 }
 
-func (r *runner) show(s *parser.Show) error {
+func (r *Runner) show(s *parser.Show) error {
 	switch s.What {
 	case parser.ShowTables:
 		r.printTable([]string{"table name"}, column(r.session.Tables()))
 	case parser.ShowViews:
 		r.printTable([]string{"view name"}, column(r.session.Views()))
 	case parser.ShowFunctions:
-		r.printTable([]string{"function name"}, column(functionNames()))
+		r.printTable([]string{"function name"}, column(funcs.Names()))
 	case parser.ShowJobs:
 		r.printTable([]string{"job id", "job name", "status", "start time"}, nil)
 	case parser.ShowCreateTable, parser.ShowCreateView:
@@ -179,9 +191,9 @@ func (r *runner) show(s *parser.Show) error {
 	return nil
 }
 
-// runJobs submits the queued INSERT jobs to the engine together and waits until all
+// RunJobs submits the queued INSERT jobs to the engine together and waits until all
 // finish or ctx is cancelled. The first job failure stops the others.
-func (r *runner) runJobs(ctx context.Context) error {
+func (r *Runner) RunJobs(ctx context.Context) error {
 	if len(r.jobs) == 0 {
 		return nil
 	}
@@ -191,8 +203,9 @@ func (r *runner) runJobs(ctx context.Context) error {
 	if err != nil {
 		return r.submitErr(err)
 	}
-	stopWatching := r.obs.watch(ctx)
-	defer stopWatching()
+	if r.watch != nil {
+		defer r.watch(ctx)()
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(jobs))
 	for i, job := range jobs {
@@ -210,7 +223,7 @@ func (r *runner) runJobs(ctx context.Context) error {
 }
 
 // submitErr marks the errors of a submission that are the user's.
-func (r *runner) submitErr(err error) error {
+func (r *Runner) submitErr(err error) error {
 	if errors.Is(err, engine.ErrInvalidJob) {
 		return r.sqlErr(err)
 	}
@@ -226,7 +239,7 @@ func jobName(prog *planner.Program, i int) string {
 
 // runQuery runs a SELECT and prints its rows as a tableau (an appended text table),
 // Flink's result mode for non-interactive runs.
-func (r *runner) runQuery(ctx context.Context, prog *planner.Program) error {
+func (r *Runner) runQuery(ctx context.Context, prog *planner.Program) error {
 	schema := prog.Pipelines[0].Root.Schema()
 	tw := newTableau(r.out, schema)
 	job, err := r.eng.Query(prog, func(kind connectors.RowKind, row types.Row) {
@@ -241,7 +254,7 @@ func (r *runner) runQuery(ctx context.Context, prog *planner.Program) error {
 	return err
 }
 
-func (r *runner) confirm() {
+func (r *Runner) confirm() {
 	if r.chatty {
 		fmt.Fprintln(r.out, "[INFO] Execute statement succeeded.")
 	}
@@ -263,8 +276,8 @@ func column(values []string) [][]string {
 	return rows
 }
 
-func (r *runner) printTable(header []string, rows [][]string) {
-	printBoxed(r.out, header, rows)
+func (r *Runner) printTable(header []string, rows [][]string) {
+	PrintBoxed(r.out, header, rows)
 	switch len(rows) {
 	case 0:
 		fmt.Fprintln(r.out, "Empty set")

@@ -1,4 +1,4 @@
-package main
+package shell
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/pipesql/pipesql/connectors"
+	_ "github.com/pipesql/pipesql/connectors/formats" // the connectors the tests' tables use, as the binary wires them
+	_ "github.com/pipesql/pipesql/connectors/kafka"
 	"github.com/pipesql/pipesql/exec"
 	"github.com/pipesql/pipesql/parser"
 	"github.com/pipesql/pipesql/planner"
@@ -27,12 +29,12 @@ func TestHistoryLine(t *testing.T) {
 		{"SELECT 'a\nb';", "SELECT 'a b';"},
 		{"SELECT 1; -- trailing", "SELECT 1; /* trailing */"},
 	} {
-		got := historyLine(tc.in)
+		got := HistoryLine(tc.in)
 		if got != tc.want {
-			t.Errorf("historyLine(%q) = %q, want %q", tc.in, got, tc.want)
+			t.Errorf("HistoryLine(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 		if strings.ContainsAny(got, "\r\n") {
-			t.Errorf("historyLine(%q) = %q holds a line break", tc.in, got)
+			t.Errorf("HistoryLine(%q) = %q holds a line break", tc.in, got)
 		}
 	}
 }
@@ -44,7 +46,7 @@ func TestHistoryLineMeansTheSame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := parser.ParseScript("", historyLine(src))
+	got, err := parser.ParseScript("", HistoryLine(src))
 	if err != nil {
 		t.Fatalf("the history line does not parse: %v", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package shell
 
 import "golang.org/x/sys/unix"
 
