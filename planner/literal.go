@@ -28,14 +28,14 @@ func bindLiteral(l *parser.Literal) (*Literal, error) {
 	case parser.NumberLit:
 		return numberLiteral(l)
 	case parser.DateLit:
-		d, err := time.Parse("2006-01-02", strings.TrimSpace(l.Text))
-		if err != nil {
+		days, ok := parseDateLiteral(strings.TrimSpace(l.Text))
+		if !ok {
 			return nil, errAt(l.At, ErrTypeMismatch, "invalid DATE literal '%s': expected yyyy-MM-dd", l.Text)
 		}
-		return &Literal{Value: types.DateValue(d.Unix() / 86400), T: types.TypeDate.WithNotNull(true)}, nil
+		return &Literal{Value: types.DateValue(days), T: types.TypeDate.WithNotNull(true)}, nil
 	case parser.TimeLit:
-		micros, prec, err := parseClock(strings.TrimSpace(l.Text))
-		if err != nil {
+		micros, prec, ok := parseClock(strings.TrimSpace(l.Text))
+		if !ok {
 			return nil, errAt(l.At, ErrTypeMismatch, "invalid TIME literal '%s': expected HH:mm:ss[.fff]", l.Text)
 		}
 		return &Literal{Value: types.TimeValue(micros), T: types.Type{Kind: types.Time, Prec: prec, NotNull: true}}, nil
@@ -45,18 +45,17 @@ func bindLiteral(l *parser.Literal) (*Literal, error) {
 		if !ok {
 			date, clock, ok = strings.Cut(s, "T")
 		}
-		d, err := time.Parse("2006-01-02", date)
-		if err != nil {
-			return nil, errAt(l.At, ErrTypeMismatch, "invalid TIMESTAMP literal '%s': expected yyyy-MM-dd HH:mm:ss[.fff]", l.Text)
-		}
+		days, dateOK := parseDateLiteral(date)
 		var micros int64
 		prec := 0
+		clockOK := true
 		if ok {
-			if micros, prec, err = parseClock(clock); err != nil {
-				return nil, errAt(l.At, ErrTypeMismatch, "invalid TIMESTAMP literal '%s': expected yyyy-MM-dd HH:mm:ss[.fff]", l.Text)
-			}
+			micros, prec, clockOK = parseClock(clock)
 		}
-		v := types.TimestampValue(d.Unix()*1_000_000 + micros)
+		if !dateOK || !clockOK {
+			return nil, errAt(l.At, ErrTypeMismatch, "invalid TIMESTAMP literal '%s': expected yyyy-MM-dd HH:mm:ss[.fff]", l.Text)
+		}
+		v := types.TimestampValue(days*86_400_000_000 + micros)
 		return &Literal{Value: v, T: types.Type{Kind: types.Timestamp, Prec: prec, NotNull: true}}, nil
 	}
 	return nil, errAt(l.At, ErrUnsupported, "unsupported: literal kind %d", l.Kind)
@@ -94,37 +93,24 @@ func numberLiteral(l *parser.Literal) (*Literal, error) {
 	return &Literal{Value: types.DecimalValue(r), T: types.Type{Kind: types.Decimal, Prec: prec, Scale: scale, NotNull: true}}, nil
 }
 
-// parseClock reads HH:mm[:ss[.fffffffff]] into microseconds since midnight and the
-// number of fractional digits written.
-func parseClock(s string) (micros int64, prec int, err error) {
-	main, frac, hasFrac := strings.Cut(s, ".")
-	parts := strings.Split(main, ":")
-	if len(parts) < 2 || len(parts) > 3 {
-		return 0, 0, fmt.Errorf("bad time")
+// parseDateLiteral reads the yyyy-MM-dd of a DATE or TIMESTAMP literal: a four-digit
+// year, a two-digit month and day.
+func parseDateLiteral(s string) (days int64, ok bool) {
+	days, n, ok := types.ParseDate(s, 0)
+	return days, ok && n == len(s)
+}
+
+// parseClock reads the H:m[:s[.fffffffff]] of a TIME or TIMESTAMP literal (fields of one
+// or two digits) into microseconds since midnight and the precision its fraction shows.
+func parseClock(s string) (micros int64, prec int, ok bool) {
+	micros, n, ok := types.ParseTime(s, types.ShortClock)
+	if !ok || n != len(s) {
+		return 0, 0, false
 	}
-	limits := []int64{24, 60, 60}
-	var secs int64
-	for i, p := range parts {
-		n, err := strconv.ParseInt(p, 10, 64)
-		if err != nil || n < 0 || n >= limits[i] || len(p) > 2 {
-			return 0, 0, fmt.Errorf("bad time")
-		}
-		secs = secs*60 + n
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		prec = len(s) - i - 1
 	}
-	if len(parts) == 2 {
-		secs *= 60
-	}
-	micros = secs * 1_000_000
-	if hasFrac {
-		if len(frac) == 0 || len(frac) > 9 || strings.Trim(frac, "0123456789") != "" {
-			return 0, 0, fmt.Errorf("bad fraction")
-		}
-		prec = len(frac)
-		f := (frac + "000000")[:6]
-		n, _ := strconv.ParseInt(f, 10, 64)
-		micros += n
-	}
-	return micros, prec, nil
+	return micros, prec, true
 }
 
 var dayTimeUnits = []string{"DAY", "HOUR", "MINUTE", "SECOND"}
