@@ -444,7 +444,7 @@ func (c *datagenConfig) randomGen(name string, t types.Type, f map[string]string
 	case t.Kind == types.Date:
 		return func(r *rng, now time.Time) types.Value {
 			y, m, d := past(r, now).In(loc).Date()
-			return types.DateValue(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
+			return types.DateValue(types.DaysFromCivil(y, int(m), d))
 		}, nil
 	case t.Kind == types.Time:
 		unit := truncUnit(t.Prec)
