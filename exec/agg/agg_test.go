@@ -45,7 +45,7 @@ func genInt(lo, hi int64) func(r *rand.Rand) types.Value {
 }
 
 func genKind(k types.Kind, lo, hi int64) func(r *rand.Rand) types.Value {
-	return func(r *rand.Rand) types.Value { return intLike(k, lo+r.Int64N(hi-lo+1)) }
+	return func(r *rand.Rand) types.Value { return types.IntValue(k, lo+r.Int64N(hi-lo+1)) } // any kind of one int64
 }
 
 // genBigInt mixes the value shapes a BIGINT id column has: small dense ids, negative

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"math"
 	"math/big"
 
 	"github.com/pipesql/pipesql/types"
@@ -208,169 +207,41 @@ func (r *reader) finish() error {
 	return r.err
 }
 
-// The value codec writes one types.Value as its kind byte and a payload. In canonical
-// mode values that SQL considers equal encode to the same bytes (all integer kinds as
-// BIGINT, CHAR as VARCHAR, -0.0 as 0.0, every NaN as one NaN): the canonical encoding is
-// the identity of a value in distinct-value sets and dictionaries.
+// Values are written with types.AppendValue, or in canonical mode with
+// types.AppendCanonicalValue: values that SQL considers equal encode to the same bytes,
+// the identity of a value in distinct-value sets and dictionaries. Both layouts are part
+// of the snapshot format.
 
 func appendValue(dst []byte, v types.Value, canonical bool) []byte {
-	k := v.Kind()
 	if canonical {
-		switch k {
-		case types.TinyInt, types.SmallInt, types.Int:
-			k = types.BigInt
-		case types.Char:
-			k = types.Varchar
-		case types.Float:
-			k = types.Double
-		}
+		return types.AppendCanonicalValue(dst, v)
 	}
-	dst = append(dst, byte(k))
-	switch k {
-	case types.Null:
-	case types.Boolean, types.TinyInt, types.SmallInt, types.Int, types.BigInt, types.Date, types.Time,
-		types.Timestamp, types.TimestampLTZ, types.IntervalDayTime, types.IntervalYearMonth:
-		dst = binary.AppendVarint(dst, v.Int())
-	case types.Float, types.Double:
-		f := v.Float()
-		if canonical {
-			f = canonicalFloat(f)
-		}
-		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
-	case types.Decimal:
-		dst = appendRat(dst, v.Rat())
-	case types.Char, types.Varchar, types.Bytes:
-		dst = binary.AppendUvarint(dst, uint64(len(v.Str())))
-		dst = append(dst, v.Str()...)
-	case types.Array, types.Struct:
-		elems := v.Elems()
-		dst = binary.AppendUvarint(dst, uint64(len(elems)))
-		for _, e := range elems {
-			dst = appendValue(dst, e, canonical)
-		}
-	case types.Map:
-		entries := v.Entries()
-		dst = binary.AppendUvarint(dst, uint64(len(entries)))
-		for _, e := range entries {
-			dst = appendValue(dst, e.Key, canonical)
-			dst = appendValue(dst, e.Value, canonical)
-		}
-	}
-	return dst
+	return types.AppendValue(dst, v)
 }
 
-// canonicalFloat folds the float values SQL compares as equal onto one bit pattern.
-func canonicalFloat(f float64) float64 {
-	switch {
-	case f == 0:
-		return 0
-	case math.IsNaN(f):
-		return math.NaN()
-	}
-	return f
-}
-
-func appendRat(dst []byte, r *big.Rat) []byte {
-	sign := byte(0)
-	if r.Sign() < 0 {
-		sign = 1
-	}
-	dst = append(dst, sign)
-	num := r.Num().Bytes() // absolute value
-	dst = binary.AppendUvarint(dst, uint64(len(num)))
-	dst = append(dst, num...)
-	den := r.Denom().Bytes()
-	dst = binary.AppendUvarint(dst, uint64(len(den)))
-	return append(dst, den...)
-}
-
+// rat reads what types.AppendDecimal wrote.
 func (r *reader) rat() *big.Rat {
-	sign := r.byte()
-	num := new(big.Int).SetBytes(r.lenBytes())
-	den := new(big.Int).SetBytes(r.lenBytes())
 	if r.err != nil {
 		return nil
 	}
-	if sign > 1 || den.Sign() == 0 {
-		r.fail("bad decimal")
+	x, n, err := types.DecodeDecimal(r.data[r.off:])
+	if err != nil {
+		r.fail("%v", err)
 		return nil
 	}
-	if sign == 1 {
-		num.Neg(num)
-	}
-	return new(big.Rat).SetFrac(num, den)
+	r.off += n
+	return x
 }
 
-// maxValueDepth bounds the nesting of ARRAY/ROW/MAP values a snapshot may contain, so that
-// damaged input cannot recurse without end.
-const maxValueDepth = 64
-
-func (r *reader) value(depth int) types.Value {
-	if depth > maxValueDepth {
-		r.fail("values nested deeper than %d", maxValueDepth)
-		return types.NullValue
-	}
-	k := types.Kind(r.byte())
+func (r *reader) value() types.Value {
 	if r.err != nil {
 		return types.NullValue
 	}
-	switch k {
-	case types.Null:
+	v, n, err := types.DecodeValue(r.data[r.off:], types.BinaryDecimals)
+	if err != nil {
+		r.fail("%v", err)
 		return types.NullValue
-	case types.Boolean, types.TinyInt, types.SmallInt, types.Int, types.BigInt, types.Date, types.Time,
-		types.Timestamp, types.TimestampLTZ, types.IntervalDayTime, types.IntervalYearMonth:
-		return intLike(k, r.varint())
-	case types.Float:
-		return types.FloatValue(math.Float64frombits(r.u64()))
-	case types.Double:
-		return types.DoubleValue(math.Float64frombits(r.u64()))
-	case types.Decimal:
-		if x := r.rat(); x != nil {
-			return types.DecimalValue(x)
-		}
-		return types.NullValue
-	case types.Char, types.Varchar:
-		return types.StringValue(string(r.lenBytes()))
-	case types.Bytes:
-		return types.BytesValue(r.lenBytes())
-	case types.Array, types.Struct:
-		elems := make([]types.Value, r.count(1))
-		for i := range elems {
-			elems[i] = r.value(depth + 1)
-		}
-		if k == types.Array {
-			return types.ArrayValue(elems)
-		}
-		return types.RowValue(elems)
-	case types.Map:
-		entries := make([]types.MapEntry, r.count(2))
-		for i := range entries {
-			entries[i].Key = r.value(depth + 1)
-			entries[i].Value = r.value(depth + 1)
-		}
-		return types.MapValue(entries)
 	}
-	r.fail("unknown value kind %d", k)
-	return types.NullValue
-}
-
-// intLike builds a value of a kind whose payload is one int64.
-func intLike(k types.Kind, n int64) types.Value {
-	switch k {
-	case types.Boolean:
-		return types.BoolValue(n != 0)
-	case types.Date:
-		return types.DateValue(n)
-	case types.Time:
-		return types.TimeValue(n)
-	case types.Timestamp:
-		return types.TimestampValue(n)
-	case types.TimestampLTZ:
-		return types.TimestampLTZValue(n)
-	case types.IntervalDayTime:
-		return types.IntervalValue(n)
-	case types.IntervalYearMonth:
-		return types.IntervalMonthsValue(n)
-	}
-	return types.IntValue(k, n)
+	r.off += n
+	return v
 }

@@ -33,7 +33,7 @@ func (f *function) key64(v types.Value) (uint64, error) {
 		return 0, err
 	}
 	if f.argFamily == types.Double {
-		return math.Float64bits(canonicalFloat(v.Float())), nil
+		return math.Float64bits(types.CanonicalFloat(v.Float())), nil
 	}
 	return uint64(v.Int()), nil
 }
@@ -411,7 +411,7 @@ func (b *valueSet) AppendSnapshot(dst []byte) ([]byte, error) {
 func (f *function) restoreValueSet(r *reader) Buffer {
 	b := &valueSet{f: f, set: make(map[string]types.Value)}
 	for range r.count(1) {
-		v := r.value(0)
+		v := r.value()
 		if r.err != nil {
 			break
 		}

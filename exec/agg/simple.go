@@ -183,7 +183,7 @@ func (b *numeric) AppendSnapshot(dst []byte) ([]byte, error) {
 		case accFloat:
 			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(b.x))
 		case accDec:
-			dst = appendRat(dst, b.d)
+			dst = types.AppendDecimal(dst, b.d)
 		}
 	}
 	b.dirty = false
@@ -270,7 +270,7 @@ func (b *minMax) AppendSnapshot(dst []byte) ([]byte, error) {
 }
 
 func (f *function) restoreMinMax(r *reader) Buffer {
-	b := &minMax{f: f, v: r.value(0)}
+	b := &minMax{f: f, v: r.value()}
 	if r.err == nil && !b.v.IsNull() && family(b.v.Kind()) != f.argFamily {
 		r.fail("%s value in a %s buffer", b.v.Kind(), f.name)
 	}
