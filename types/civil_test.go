@@ -260,6 +260,21 @@ func TestAppendTemporal(t *testing.T) {
 	}
 }
 
+func TestTemporalRoundTrip(t *testing.T) {
+	for _, days := range []int64{-719528, -1, 0, 1, 19782, 2932896} {
+		b := AppendDate(nil, days)
+		if got, n, ok := ParseDate(b, 0); !ok || n != len(b) || got != days {
+			t.Errorf("date %d -> %s -> %d %v", days, b, got, ok)
+		}
+	}
+	for _, micros := range []int64{-1, 0, 1_704_164_645_678_000, 253_402_300_799_999_999} {
+		b := AppendTimestamp(nil, micros, ' ', 0)
+		if got, ok := ParseTimestamp(b, SpaceSep); !ok || got != micros {
+			t.Errorf("timestamp %d -> %s -> %d %v", micros, b, got, ok)
+		}
+	}
+}
+
 // Parsing and printing the timestamp of a JSON or CSV record allocates nothing.
 func TestTemporalAllocs(t *testing.T) {
 	in := []byte("2024-03-15T12:34:56.789Z")
