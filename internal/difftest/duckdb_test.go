@@ -150,7 +150,7 @@ func runDiff(t *testing.T, seed uint64, n int, feat Features) Stats {
 			t.Fatal(err)
 		}
 		if _, err := db.ExecContext(ctx, tab.DuckLoad()); err != nil {
-			t.Fatalf("seed %d: loading %s into DuckDB: %v", seed, tab.File, err)
+			t.Fatalf("seed %d: loading %s into DuckDB: %v", seed, tab.Dir, err)
 		}
 		st.Tables++
 		for range 10 {
@@ -160,14 +160,16 @@ func runDiff(t *testing.T, seed uint64, n int, feat Features) Stats {
 			st.Queries++
 			q := gen.Query(tab)
 			st.Shapes[strings.Fields(q.Shape)[0]]++
-			msg, rows := check(ctx, db, tab, q)
+			// Small batches put batch boundaries everywhere; 0 is the default.
+			batch := []int{0, 0, 1, 2, 3, 7}[rng.IntN(6)]
+			msg, rows := check(ctx, db, tab, q, batch)
 			if rows > 0 {
 				st.NonEmpty++
 				st.Rows += rows
 			}
 			if msg != "" {
 				st.Failed++
-				t.Errorf("seed %d, table %d, query %d (%s):\n%s\n%s", seed, st.Tables, st.Queries, q.Shape, msg, report(tab, q))
+				t.Errorf("seed %d, table %d, query %d (%s):\n%s\n%s", seed, st.Tables, st.Queries, q.Shape, msg, report(tab, q, batch))
 				if st.Failed >= *failFlag {
 					t.Fatalf("stopping after %d failures (seed %d)", st.Failed, seed)
 				}
@@ -181,14 +183,14 @@ func runDiff(t *testing.T, seed uint64, n int, feat Features) Stats {
 
 // check runs q through both engines and returns what differs, or "", and the number of
 // rows DuckDB returned.
-func check(ctx context.Context, db *sql.DB, tab *Table, q Query) (string, int) {
+func check(ctx context.Context, db *sql.DB, tab *Table, q Query, batch int) (string, int) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	want, err := runDuck(ctx, db, q.Duck)
 	if err != nil {
 		return fmt.Sprintf("DuckDB failed (a generator bug): %v", err), 0
 	}
-	got, err := RunPipesql(ctx, tab.DDL()+q.Flink+";\n")
+	got, err := RunPipesql(ctx, tab.DDL()+q.Flink+";\n", batch)
 	if err != nil {
 		return fmt.Sprintf("pipesql failed: %v\nDuckDB result:\n%s", err, FormatRows(want)), len(want)
 	}
@@ -199,12 +201,17 @@ func check(ctx context.Context, db *sql.DB, tab *Table, q Query) (string, int) {
 }
 
 // report shows what reproduces a failure: the table, its data and both queries.
-func report(tab *Table, q Query) string {
-	data, _ := os.ReadFile(tab.File)
-	lines := strings.SplitAfter(string(data), "\n")
-	if len(lines) > 200 {
-		lines = append(lines[:200], fmt.Sprintf("... (%d more lines)\n", len(lines)-200))
+func report(tab *Table, q Query, batch int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- table DDL (%d rows, pipesql batch size %d):\n%s", len(tab.Rows), batch, tab.DDL())
+	for _, p := range tab.Paths {
+		data, _ := os.ReadFile(p)
+		lines := strings.SplitAfter(string(data), "\n")
+		if len(lines) > 200 {
+			lines = append(lines[:200], fmt.Sprintf("... (%d more lines)\n", len(lines)-200))
+		}
+		fmt.Fprintf(&b, "-- %s:\n%s", p, strings.Join(lines, ""))
 	}
-	return fmt.Sprintf("-- table DDL:\n%s-- data (%s, %d rows):\n%s-- pipesql query:\n%s;\n-- DuckDB query:\n%s;\n",
-		tab.DDL(), tab.File, len(tab.Rows), strings.Join(lines, ""), q.Flink, q.Duck)
+	fmt.Fprintf(&b, "-- pipesql query:\n%s;\n-- DuckDB query:\n%s;\n", q.Flink, q.Duck)
+	return b.String()
 }

@@ -15,9 +15,10 @@ import (
 )
 
 // RunPipesql plans the last statement of script (a query) after applying the others
-// (CREATE TABLE, SET), runs it to the end of its bounded inputs, and returns the final
-// state of its changelog: +I and +U add a row, -U and -D remove one.
-func RunPipesql(ctx context.Context, script string) ([]Row, error) {
+// (CREATE TABLE, SET), runs it to the end of its bounded inputs with operators sending
+// at most batch rows at a time (0: the default), and returns the final state of its
+// changelog: +I and +U add a row, -U and -D remove one.
+func RunPipesql(ctx context.Context, script string, batch int) ([]Row, error) {
 	stmts, err := parser.ParseScript("difftest.sql", script)
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
@@ -39,7 +40,7 @@ func RunPipesql(ctx context.Context, script string) ([]Row, error) {
 		mu  sync.Mutex
 		log changelog
 	)
-	job, err := exec.NewJob(prog, exec.Options{Collect: func(k connectors.RowKind, r types.Row) {
+	job, err := exec.NewJob(prog, exec.Options{BatchSize: batch, Collect: func(k connectors.RowKind, r types.Row) {
 		mu.Lock()
 		defer mu.Unlock()
 		log.apply(k, normalizeRow(r))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -48,8 +49,13 @@ type Table struct {
 	// Delay is the watermark delay; rows are out of order by less than it, so that no
 	// row is late for a window.
 	Delay time.Duration
-	Dir   string // the directory pipesql reads
-	File  string // the JSON file in Dir
+	// Format is json or csv; the rows are written to Files files in name order, each
+	// a stretch of time after the one before, so that no split's rows are late for the
+	// watermark of the splits read before it.
+	Format string
+	Files  int
+	Dir    string   // the directory pipesql reads
+	Paths  []string // the files in Dir
 }
 
 // Alphabets small enough that groups collide; keys mixes case and the empty string.
@@ -69,8 +75,18 @@ func GenTable(rng *rand.Rand, name string, maxRows int) *Table {
 		Delay: time.Duration(1+rng.IntN(10)) * time.Minute,
 	}
 	n := rng.IntN(maxRows + 1)
-	if rng.IntN(10) == 0 {
+	switch rng.IntN(20) {
+	case 0, 1:
 		n = rng.IntN(3) // empty and tiny inputs
+	case 2:
+		// more rows than a source poll and an operator batch hold, so that watermarks
+		// advance and windows fire before the end of the input
+		n = 2000 + rng.IntN(4000)
+	}
+	t.Format = []string{"json", "csv"}[rng.IntN(2)]
+	t.Files = 1
+	if rng.IntN(4) == 0 {
+		t.Files = 2 + rng.IntN(3)
 	}
 	nullRate := []float64{0, 0.1, 0.3, 0.8}[rng.IntN(4)]
 	start := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(24*60)) * time.Minute)
@@ -122,37 +138,83 @@ func GenTable(rng *rand.Rand, name string, maxRows int) *Table {
 	return t
 }
 
-// Write writes the rows as JSON lines into a new directory under parent.
+// Write writes the rows into a new directory under parent, in Files files.
 func (t *Table) Write(parent string) error {
 	dir, err := os.MkdirTemp(parent, t.Name+"-")
 	if err != nil {
 		return err
 	}
-	t.Dir, t.File = dir, dir+"/"+t.Name+".json"
-	var b strings.Builder
-	for _, row := range t.Rows {
-		b.WriteByte('{')
-		for i, c := range t.Columns {
-			if i > 0 {
-				b.WriteByte(',')
+	t.Dir, t.Paths = dir, nil
+	for f := range t.Files {
+		lo, hi := len(t.Rows)*f/t.Files, len(t.Rows)*(f+1)/t.Files
+		var b strings.Builder
+		for _, row := range t.Rows[lo:hi] {
+			var err error
+			if t.Format == "csv" {
+				err = t.csvLine(&b, row)
+			} else {
+				err = t.jsonLine(&b, row)
 			}
-			fmt.Fprintf(&b, "%q:", c.Name)
-			switch v := row[i].(type) {
-			case nil:
-				b.WriteString("null")
-			case time.Time:
-				fmt.Fprintf(&b, "%q", v.Format("2006-01-02 15:04:05.000"))
-			default:
-				j, err := json.Marshal(v)
-				if err != nil {
-					return err
-				}
-				b.Write(j)
+			if err != nil {
+				return err
 			}
 		}
-		b.WriteString("}\n")
+		path := fmt.Sprintf("%s/part-%d.%s", dir, f, t.Format)
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+		t.Paths = append(t.Paths, path)
 	}
-	return os.WriteFile(t.File, []byte(b.String()), 0o644)
+	return nil
+}
+
+func (t *Table) jsonLine(b *strings.Builder, row []any) error {
+	b.WriteByte('{')
+	for i, c := range t.Columns {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(b, "%q:", c.Name)
+		switch v := row[i].(type) {
+		case nil:
+			b.WriteString("null")
+		case time.Time:
+			fmt.Fprintf(b, "%q", v.Format("2006-01-02 15:04:05.000"))
+		default:
+			j, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			b.Write(j)
+		}
+	}
+	b.WriteString("}\n")
+	return nil
+}
+
+// csvNull is the CSV text of NULL; strings are quoted, so the empty string is "".
+const csvNull = `\N`
+
+func (t *Table) csvLine(b *strings.Builder, row []any) error {
+	for i := range t.Columns {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		switch v := row[i].(type) {
+		case nil:
+			b.WriteString(csvNull)
+		case time.Time:
+			b.WriteString(v.Format("2006-01-02 15:04:05.000"))
+		case string:
+			b.WriteString(`"` + strings.ReplaceAll(v, `"`, `""`) + `"`)
+		case float64:
+			b.WriteString(strconv.FormatFloat(v, 'f', -1, 64))
+		default:
+			fmt.Fprint(b, v)
+		}
+	}
+	b.WriteString("\n")
+	return nil
 }
 
 // DDL is the Flink CREATE TABLE over the table's directory.
@@ -163,16 +225,24 @@ func (t *Table) DDL() string {
 		fmt.Fprintf(&b, "  %s %s,\n", c.Name, c.Type.Flink())
 	}
 	fmt.Fprintf(&b, "  WATERMARK FOR ts AS ts - INTERVAL '%d' MINUTE\n", int(t.Delay.Minutes()))
-	fmt.Fprintf(&b, ") WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');\n", t.Dir)
+	fmt.Fprintf(&b, ") WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = '%s'", t.Dir, t.Format)
+	if t.Format == "csv" {
+		fmt.Fprintf(&b, ", 'csv.null-literal' = '%s'", csvNull)
+	}
+	b.WriteString(");\n")
 	return b.String()
 }
 
-// DuckLoad is the DuckDB statement that loads the same file into a table.
+// DuckLoad is the DuckDB statement that loads the same files into a table.
 func (t *Table) DuckLoad() string {
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
 		cols[i] = fmt.Sprintf("'%s': '%s'", c.Name, c.Type.Duck())
 	}
-	return fmt.Sprintf("CREATE OR REPLACE TABLE %s AS SELECT * FROM read_json('%s', format = 'newline_delimited', columns = {%s})",
-		t.Name, t.File, strings.Join(cols, ", "))
+	read := fmt.Sprintf("read_json('%s/*.json', format = 'newline_delimited', columns = {%s})", t.Dir, strings.Join(cols, ", "))
+	if t.Format == "csv" {
+		read = fmt.Sprintf(`read_csv('%s/*.csv', auto_detect = false, header = false, delim = ',', quote = '"', escape = '"', nullstr = '%s', columns = {%s})`,
+			t.Dir, csvNull, strings.Join(cols, ", "))
+	}
+	return fmt.Sprintf("CREATE OR REPLACE TABLE %s AS SELECT * FROM %s", t.Name, read)
 }
