@@ -57,6 +57,9 @@ type Factory struct {
 	Formats []string
 	// Validate checks options together (after each was checked alone); nil when there is nothing to check.
 	Validate func(t TableInfo) error
+	// SplitNoun is what the connector's splits are, in the plural, for messages such as
+	// "offsets of 3 partitions"; "" says "splits".
+	SplitNoun string
 
 	NewSource func(ctx context.Context, cfg SourceConfig) (Source, error) // nil when not readable
 	NewSink   func(ctx context.Context, cfg SinkConfig) (Sink, error)     // nil when not writable

@@ -655,6 +655,12 @@ func (s *checkpointStats) restoredFrom(what string, id uint64) {
 	s.mu.Unlock()
 }
 
+func (s *checkpointStats) resumed(info *ResumeInfo) {
+	s.mu.Lock()
+	s.m.Resumed = info
+	s.mu.Unlock()
+}
+
 func (s *checkpointStats) snapshot() CheckpointMetrics {
 	s.mu.Lock()
 	defer s.mu.Unlock()

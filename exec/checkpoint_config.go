@@ -28,6 +28,19 @@ const (
 	KeyIgnoreUnclaimedState     = "execution.savepoint.ignore-unclaimed-state"
 )
 
+// pipesql's own restore settings, which Flink has no counterpart of: Flink resumes only
+// when told where from, pipesql resumes a job from its latest checkpoint by itself.
+const (
+	// KeyFreshStart ('true') starts the job without restoring its checkpoints. The
+	// caller that opens the store moves the old checkpoints aside first (pipesql run
+	// --fresh renames their directory), so that they are kept, not overwritten.
+	KeyFreshStart = "pipesql.restore.fresh"
+	// KeyAllowChangedInput ('true') resumes even when a source's input is not the one
+	// the checkpoint read (another Kafka cluster, a recreated topic, offsets out of
+	// range, a rewritten file), with a warning instead of the refusal.
+	KeyAllowChangedInput = "pipesql.restore.allow-changed-input"
+)
+
 // DefaultCheckpointDir is where checkpoints go when neither execution.checkpointing.dir
 // nor state.checkpoints.dir is set: each job in a directory of its own below it.
 const DefaultCheckpointDir = "pipesql-checkpoints"
@@ -69,6 +82,12 @@ type CheckpointConfig struct {
 	// AllowNonRestoredState is execution.savepoint.ignore-unclaimed-state: start even
 	// when the saved state has operators the plan lacks or changed, dropping their state.
 	AllowNonRestoredState bool
+	// Fresh is pipesql.restore.fresh: start without restoring from the checkpoints of
+	// the store (an explicit execution.savepoint.path is still restored).
+	Fresh bool
+	// AllowChangedInput is pipesql.restore.allow-changed-input: resume even when a
+	// source reads another input than its checkpoint did (connectors.Identified).
+	AllowChangedInput bool
 }
 
 // Enabled reports whether checkpointing is on.
@@ -150,12 +169,21 @@ func ReadCheckpointConfig(settings map[string]string) (CheckpointConfig, error) 
 	c.Dir = first(KeyCheckpointDir, KeyCheckpointDirOld)
 	c.SavepointDir = first(KeySavepointDir, KeySavepointDirOld)
 	c.RestorePath = first(KeySavepointPath)
-	if v, ok := settings[KeyIgnoreUnclaimedState]; ok {
-		b, perr := connectors.ParseBool(v)
-		if perr != nil {
-			fail(KeyIgnoreUnclaimedState, v, "expected true or false")
+	for _, f := range []struct {
+		key string
+		dst *bool
+	}{
+		{KeyIgnoreUnclaimedState, &c.AllowNonRestoredState},
+		{KeyFreshStart, &c.Fresh},
+		{KeyAllowChangedInput, &c.AllowChangedInput},
+	} {
+		if v, ok := settings[f.key]; ok {
+			b, perr := connectors.ParseBool(v)
+			if perr != nil {
+				fail(f.key, v, "expected true or false")
+			}
+			*f.dst = b
 		}
-		c.AllowNonRestoredState = b
 	}
 	return c, err
 }

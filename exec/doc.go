@@ -107,7 +107,20 @@
 // changed is refused with an error wrapping state.ErrPlanMismatch naming the operator
 // and both descriptions, unless execution.savepoint.ignore-unclaimed-state allows
 // starting with the state it cannot use dropped. A job that already finished resumes at
-// the end of its inputs and writes nothing more.
+// the end of its inputs and writes nothing more. pipesql.restore.fresh starts without
+// restoring from the store.
+//
+// The saved state must also belong to the input: each checkpoint stores, beside a
+// source's position, the identity of what it read (connectors.Identified: the Kafka
+// cluster id and topic ids, file sizes and modification times), and a source restored
+// from it checks, before its first Poll, that it reads the same input and that its
+// positions are inside it. A mismatch fails the job for good with an error wrapping
+// connectors.ErrInputMismatch that names both inputs, unless
+// pipesql.restore.allow-changed-input allows it. Once every restored source passed, the
+// resume is logged: "resumed job 'dau' from checkpoint 789 taken 2026-12-01 21:24:08 in
+// DIR (watermark ..., offsets of 3 partitions)", and Metrics says the same
+// (CheckpointMetrics.Resumed). A restart within the Run does not check again the inputs
+// of checkpoints it took itself.
 //
 // When a run fails, the restart strategy (package restart: restart-strategy.type none,
 // fixed-delay, failure-rate or exponential-delay, Flink's names and defaults;

@@ -57,7 +57,9 @@ var (
 	// ErrRestore is returned by Run when the job cannot start from its saved state: the
 	// savepoint cannot be opened, every checkpoint fails verification, or an operator
 	// cannot read its state. A plan that does not match the state is reported with
-	// state.ErrPlanMismatch instead.
+	// state.ErrPlanMismatch instead, and a source whose input is not the one the
+	// checkpoint read (connectors.Identified) with connectors.ErrInputMismatch; neither
+	// is retried by the restart strategy.
 	ErrRestore = errors.New("cannot restore the job's state")
 )
 

@@ -102,6 +102,12 @@ type runEnv struct {
 	// checkpointed holds the pipelines that take part in checkpoints (those reading a table).
 	checkpointed map[int]bool
 	failHook     func(pipeline int, operator string) error
+	// allowChangedInput is pipesql.restore.allow-changed-input: a restored source whose
+	// input is not the one its checkpoint read warns instead of failing.
+	allowChangedInput bool
+	// sourceOpened is called by each restored source once it opened and checked its
+	// input; nil when the run restores nothing.
+	sourceOpened func()
 }
 
 // NewJob compiles prog: expressions, aggregates, windows and the shape of each pipeline.

@@ -36,6 +36,27 @@ type CheckpointMetrics struct {
 	// path, "" when it started from nothing; RestoredID is the checkpoint's id.
 	RestoredFrom string
 	RestoredID   uint64
+	// Resumed is the checkpoint (or savepoint) Run started from, nil when it started
+	// from nothing. Restarts within the Run leave it as it is.
+	Resumed *ResumeInfo
+}
+
+// ResumeInfo describes the saved state a job resumed from.
+type ResumeInfo struct {
+	// From is "checkpoint" or the savepoint's path; ID the checkpoint's id.
+	From string
+	ID   uint64
+	// Taken is when the checkpoint was written, zero when it does not say.
+	Taken time.Time
+	// Dir is where it was read from: the checkpoint store's directory or the savepoint.
+	Dir string
+	// Watermark is the least watermark of the sources it restored, NoWatermark when
+	// none had one; Splits counts the splits whose positions it restored.
+	Watermark int64
+	Splits    int
+	// Text says all of it in words: "checkpoint 789 taken 2026-12-01 21:24:08 in DIR
+	// (watermark 2026-12-01 21:00:00.000, offsets of 3 partitions)".
+	Text string
 }
 
 // OperatorMetrics counts what one operator saw, in pipeline order (source task first,

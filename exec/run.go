@@ -5,10 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/exec/restart"
 	"github.com/pipesql/pipesql/state"
+	"github.com/pipesql/pipesql/types"
 )
 
 // Run runs the job until its bounded inputs are exhausted (the final watermark fires
@@ -58,7 +63,8 @@ func (j *Job) Run(ctx context.Context) (err error) {
 	firstID := j.nextCheckpointID(rp)
 	for {
 		err := j.runOnce(ctx, stopCtx, rp)
-		if err == nil || stopCtx.Err() != nil || errors.Is(err, ErrRestore) || errors.Is(err, state.ErrPlanMismatch) {
+		if err == nil || stopCtx.Err() != nil || errors.Is(err, ErrRestore) || errors.Is(err, state.ErrPlanMismatch) ||
+			errors.Is(err, connectors.ErrInputMismatch) {
 			return err
 		}
 		delay, ok := j.restart.Failed(j.opts.Clock.Now())
@@ -101,9 +107,53 @@ type restorePoint struct {
 	cp        state.Checkpoint
 	fromStore bool   // a checkpoint of Options.Store (not a savepoint)
 	what      string // "checkpoint" or the savepoint's path
+	dir       string // where it was read from: the store's directory or the savepoint's
+	job       string // the job key, for messages
 	// skip holds operators whose saved state the plan cannot use and the user allowed
 	// to drop (execution.savepoint.ignore-unclaimed-state).
 	skip map[string]bool
+	// own is true for a checkpoint this Run took: its sources' inputs need no check.
+	own bool
+	// verified holds the sources whose input was checked against this checkpoint
+	// (connectors.Identified), so that a restart from it does not check again; announced
+	// is true once the resume was logged.
+	mu        sync.Mutex
+	verified  map[string]bool
+	announced bool
+}
+
+// needsCheck reports whether the source with state op must check its input.
+func (rp *restorePoint) needsCheck(op string) bool {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	return !rp.own && !rp.verified[op]
+}
+
+func (rp *restorePoint) markVerified(op string) {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if rp.verified == nil {
+		rp.verified = map[string]bool{}
+	}
+	rp.verified[op] = true
+}
+
+// describe names the checkpoint for messages: "checkpoint 789 taken 2026-12-01
+// 21:24:08 in DIR".
+func (rp *restorePoint) describe() string {
+	var b strings.Builder
+	if rp.fromStore {
+		fmt.Fprintf(&b, "checkpoint %d", rp.cp.ID())
+	} else {
+		fmt.Fprintf(&b, "savepoint of checkpoint %d", rp.cp.ID())
+	}
+	if t := rp.cp.Meta().Created; !t.IsZero() {
+		fmt.Fprintf(&b, " taken %s", t.Local().Format("2006-01-02 15:04:05"))
+	}
+	if rp.dir != "" {
+		fmt.Fprintf(&b, " in %s", rp.dir)
+	}
+	return b.String()
 }
 
 // initialRestore finds what the first run starts from and checks it against the plan.
@@ -112,14 +162,17 @@ func (j *Job) initialRestore() (*restorePoint, error) {
 	if s == nil {
 		return nil, nil
 	}
-	rp := &restorePoint{}
+	rp := &restorePoint{job: s.jobKey}
 	switch {
 	case s.cfg.RestorePath != "":
 		cp, err := state.OpenSavepoint(s.cfg.RestorePath)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s = '%s': %w", ErrRestore, KeySavepointPath, s.cfg.RestorePath, err)
 		}
-		rp.cp, rp.what = cp, s.cfg.RestorePath
+		rp.cp, rp.what, rp.dir = cp, s.cfg.RestorePath, s.cfg.RestorePath
+	case s.store != nil && s.cfg.Fresh:
+		j.opts.Log.Info(fmt.Sprintf("starting job '%s' fresh, without restoring its checkpoints (%s)", s.jobKey, KeyFreshStart))
+		return nil, nil
 	case s.store != nil:
 		cp, err := s.store.Latest(s.jobKey)
 		if errors.Is(err, state.ErrNotFound) {
@@ -128,7 +181,7 @@ func (j *Job) initialRestore() (*restorePoint, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrRestore, err)
 		}
-		rp.cp, rp.what, rp.fromStore = cp, "checkpoint", true
+		rp.cp, rp.what, rp.fromStore, rp.dir = cp, "checkpoint", true, s.store.Path()
 	default:
 		return nil, nil
 	}
@@ -165,8 +218,74 @@ func (j *Job) initialRestore() (*restorePoint, error) {
 		j.opts.Log.Warn("the job already finished: it resumes at the end of its inputs (delete its checkpoints to run it again from the start)",
 			"job", s.jobKey, "checkpoint", rp.cp.ID())
 	}
-	j.opts.Log.Info("resuming", "job", s.jobKey, "from", rp.what, "checkpoint", rp.cp.ID())
+	info, err := j.resumeInfo(rp)
+	if err != nil {
+		return nil, err
+	}
+	j.stats.resumed(info)
 	return rp, nil
+}
+
+// resumeInfo describes what a Run starts from, for the announcement and the status.
+func (j *Job) resumeInfo(rp *restorePoint) (*ResumeInfo, error) {
+	info := &ResumeInfo{
+		From: rp.what, ID: rp.cp.ID(), Taken: rp.cp.Meta().Created, Dir: rp.dir,
+		Watermark: NoWatermark, Text: rp.describe(),
+	}
+	noun := ""
+	for _, ps := range j.pipelines {
+		src, err := rp.sourceRestoreOf(ps.source.stateID)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrRestore, rp.describe(), err)
+		}
+		if src == nil || src.splits == nil {
+			continue
+		}
+		wm, n, err := decodeSplitsSummary(src.splits)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: split watermarks: %w", ErrRestore, rp.describe(), err)
+		}
+		if wm != NoWatermark {
+			if info.Watermark == NoWatermark {
+				info.Watermark = wm
+			}
+			info.Watermark = min(info.Watermark, wm)
+		}
+		info.Splits += n
+		sn := "splits"
+		if f := ps.source.scan.Connector; f != nil && f.SplitNoun != "" {
+			sn = f.SplitNoun
+		}
+		if noun != "" && noun != sn {
+			sn = "splits"
+		}
+		noun = sn
+	}
+	if noun == "" {
+		noun = "splits"
+	}
+	wm := "none"
+	if info.Watermark != NoWatermark {
+		wm = types.FormatTimestamp(info.Watermark, 3)
+	}
+	info.Text += fmt.Sprintf(" (watermark %s, offsets of %d %s)", wm, info.Splits, noun)
+	return info, nil
+}
+
+// announceResume logs, once per restore point, that the job resumed from it: after
+// every source restored from it opened and found its input to be the one the
+// checkpoint read, so that a refused restore is never announced as a resume.
+func (j *Job) announceResume(rp *restorePoint) {
+	rp.mu.Lock()
+	done := rp.announced
+	rp.announced = true
+	rp.mu.Unlock()
+	if done || rp.own {
+		return
+	}
+	if info := j.stats.snapshot().Resumed; info != nil {
+		j.opts.Log.Info(fmt.Sprintf("resumed job '%s' from %s", rp.job, info.Text))
+	}
 }
 
 // nextCheckpointID is the id after every completed checkpoint of the job and after
@@ -199,7 +318,7 @@ func (j *Job) restartPoint(prev *restorePoint, firstID uint64) (*restorePoint, e
 	case err != nil:
 		return nil, fmt.Errorf("%w: %w", ErrRestore, err)
 	case cp.ID() >= firstID:
-		return &restorePoint{cp: cp, fromStore: true, what: "checkpoint"}, nil
+		return &restorePoint{cp: cp, fromStore: true, what: "checkpoint", dir: s.store.Path(), job: s.jobKey, own: true}, nil
 	}
 	return prev, nil
 }
@@ -228,8 +347,8 @@ func (rp *restorePoint) sourceRestoreOf(op string) (*sourceRestore, error) {
 	if rp.restoreOf(op) == nil {
 		return nil, nil
 	}
-	r := &sourceRestore{id: rp.cp.ID()}
-	for key, dst := range map[string]*[]byte{sourceConnectorKey: &r.connector, sourceSplitsKey: &r.splits} {
+	r := &sourceRestore{id: rp.cp.ID(), rp: rp, op: op}
+	for key, dst := range map[string]*[]byte{sourceConnectorKey: &r.connector, sourceSplitsKey: &r.splits, sourceIdentityKey: &r.identity} {
 		v, err := rp.cp.Get(op, key)
 		switch {
 		case errors.Is(err, state.ErrNotFound):
@@ -250,6 +369,7 @@ func (j *Job) runOnce(ctx, stopCtx context.Context, rp *restorePoint) error {
 	rt := &runEnv{
 		clock: j.opts.Clock, log: j.opts.Log, settings: j.settings, batchSize: j.opts.BatchSize,
 		stop: stopCtx, checkpointed: map[int]bool{}, failHook: j.failHook,
+		allowChangedInput: j.cfg.AllowChangedInput,
 	}
 	if rp != nil {
 		j.stats.restoredFrom(rp.what, rp.cp.ID())
@@ -307,6 +427,24 @@ func (j *Job) runOnce(ctx, stopCtx context.Context, rp *restorePoint) error {
 			b.ops = append(b.ops, op)
 		}
 		all = append(all, b)
+	}
+
+	// The resume is announced once every restored source has opened and checked its input.
+	var opening atomic.Int32
+	for _, b := range all {
+		if b.src != nil {
+			opening.Add(1)
+		}
+	}
+	if rp != nil {
+		if opening.Load() == 0 {
+			j.announceResume(rp)
+		}
+		rt.sourceOpened = func() {
+			if opening.Add(-1) == 0 {
+				j.announceResume(rp)
+			}
+		}
 	}
 
 	type task struct {

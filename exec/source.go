@@ -141,10 +141,18 @@ func (t *sourceTask) run(ctx context.Context) error {
 		}
 	}
 	// Opening may wait for brokers that cannot be reached; a stop (SIGTERM) must end
-	// that wait as it ends a Poll, so open under a context the stop cancels too.
+	// that wait as it ends a Poll, so open under a context the stop cancels too. So
+	// may the check that a restored source reads the input its checkpoint read.
 	openCtx, cancelOpen := context.WithCancel(ctx)
 	stopOpening := context.AfterFunc(t.rt.stop, cancelOpen)
 	src, err := n.Connector.NewSource(openCtx, cfg)
+	if err == nil && t.restored != nil {
+		if err = t.checkInput(openCtx, src, t.restored); err != nil {
+			if cerr := src.Close(); cerr != nil {
+				t.rt.log.Warn("closing source failed", "table", n.Table, "err", cerr)
+			}
+		}
+	}
 	stopOpening()
 	cancelOpen()
 	if err != nil {
@@ -155,6 +163,9 @@ func (t *sourceTask) run(ctx context.Context) error {
 		return t.fail(err)
 	}
 	t.src = src
+	if t.restored != nil && t.rt.sourceOpened != nil {
+		t.rt.sourceOpened()
+	}
 	defer func() {
 		if err := src.Close(); err != nil {
 			t.rt.log.Warn("closing source failed", "table", n.Table, "err", err)
@@ -441,10 +452,18 @@ func (t *sourceTask) injectBarrier(ctx context.Context, id uint64) (final bool, 
 	if err != nil {
 		return false, t.fail(fmt.Errorf("snapshot for checkpoint %d: %w", id, err))
 	}
-	c.sourceState(id, t.spec.stateID, map[string][]byte{
+	values := map[string][]byte{
 		sourceConnectorKey: snap,
 		sourceSplitsKey:    t.encodeSplits(),
-	})
+	}
+	if ider, ok := t.src.(connectors.Identified); ok {
+		ident, err := ider.Identity()
+		if err != nil {
+			return false, t.fail(fmt.Errorf("identity for checkpoint %d: %w", id, err))
+		}
+		values[sourceIdentityKey] = ident
+	}
+	c.sourceState(id, t.spec.stateID, values)
 	return final, t.out.send(ctx, event{kind: eventBarrier, barrier: id})
 }
 
@@ -498,6 +517,7 @@ func (t *sourceTask) finishInput(ctx context.Context, eof bool) error {
 const (
 	sourceConnectorKey = "connector" // the connector's Snapshot
 	sourceSplitsKey    = "splits"    // the source's watermark and its splits' watermarks
+	sourceIdentityKey  = "identity"  // what the connector read (connectors.Identified)
 )
 
 // sourceRestore is a source's part of the checkpoint a run starts from.
@@ -505,6 +525,45 @@ type sourceRestore struct {
 	id        uint64
 	connector []byte
 	splits    []byte
+	identity  []byte // nil when the checkpoint has none
+	rp        *restorePoint
+	op        string // the source's state id
+}
+
+// checkInput makes a restored source check that it reads the input its checkpoint
+// read (connectors.Identified), unless it did so already for this checkpoint or the
+// checkpoint is one this Run took. A mismatch fails the job for good (it wraps
+// connectors.ErrInputMismatch), unless pipesql.restore.allow-changed-input allows it.
+func (t *sourceTask) checkInput(ctx context.Context, src connectors.Source, r *sourceRestore) error {
+	ider, ok := src.(connectors.Identified)
+	if !ok || !r.rp.needsCheck(r.op) {
+		return nil
+	}
+	err := ider.CheckRestored(ctx, r.identity)
+	var mismatch *connectors.InputMismatchError
+	switch {
+	case err == nil:
+	case errors.As(err, &mismatch) && t.rt.allowChangedInput:
+		t.rt.log.Warn(fmt.Sprintf("resuming job '%s' from %s although the input is not the one it read (allowed by %s)",
+			r.rp.job, r.rp.describe(), KeyAllowChangedInput), "err", err)
+	case errors.As(err, &mismatch):
+		return fmt.Errorf("job '%s' cannot resume from %s: %w; to start fresh, keeping the old checkpoints aside, run with --fresh (SET '%s' = 'true'); to resume anyway, SET '%s' = 'true'",
+			r.rp.job, r.rp.describe(), err, KeyFreshStart, KeyAllowChangedInput)
+	default:
+		return err
+	}
+	r.rp.markVerified(r.op)
+	return nil
+}
+
+// decodeSplitsSummary reads the source watermark and the number of splits of what
+// encodeSplits wrote.
+func decodeSplitsSummary(data []byte) (wm int64, splits int, err error) {
+	t := &sourceTask{}
+	if err := t.restoreSplits(data, time.Time{}); err != nil {
+		return 0, 0, err
+	}
+	return t.lastWM, len(t.splits), nil
 }
 
 // encodeSplits writes the source's watermark and each split's watermark and row count.

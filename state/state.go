@@ -33,6 +33,10 @@ type Store interface {
 	// retention) and ErrCorrupt if it fails verification.
 	Open(job string, id uint64) (Checkpoint, error)
 
+	// Path is the directory the store keeps its data in, for messages; "" for
+	// a store in memory.
+	Path() string
+
 	// Close waits for calls in progress and background deletions, abandons
 	// uncommitted Writers (their data is removed when the storage is next
 	// opened) and releases the storage. Later calls return ErrClosed; a

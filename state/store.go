@@ -183,6 +183,8 @@ func (s *store) Latest(job string) (Checkpoint, error) {
 	return nil, fmt.Errorf("latest checkpoint of job %q: %w", job, ErrNotFound)
 }
 
+func (s *store) Path() string { return s.kv.path() }
+
 func (s *store) Close() error {
 	s.mu.Lock()
 	if s.closed {

@@ -68,8 +68,9 @@ var filesystemFactory = &connectors.Factory{
 		{Key: metaFileSize, Type: types.TypeBigInt.WithNotNull(true)},
 		{Key: metaFileModTime, Type: types.TimestampLTZType(3).WithNotNull(true)},
 	},
-	Formats:  []string{"json", "csv"},
-	Validate: validateFilesystem,
+	Formats:   []string{"json", "csv"},
+	Validate:  validateFilesystem,
+	SplitNoun: "files",
 	NewSource: func(ctx context.Context, cfg connectors.SourceConfig) (connectors.Source, error) {
 		return newFileSource(cfg, wallClock{})
 	},

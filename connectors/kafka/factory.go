@@ -12,6 +12,7 @@ func init() {
 		Metadata:  metadataSpecs(),
 		Formats:   formatNames,
 		Validate:  func(t connectors.TableInfo) error { return Validate(t, false) },
+		SplitNoun: "partitions",
 		NewSource: NewSource,
 		NewSink:   NewSink,
 	})

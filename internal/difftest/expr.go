@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"time"
 )
 
 // Features switches constructs of the generator on and off. A construct whose results
@@ -36,6 +37,12 @@ type Features struct {
 	MinMaxBool       bool // MIN/MAX of BOOLEAN
 	MinMaxTime       bool // MIN/MAX of the event time
 	WindowKeysSubset bool // window aggregates that leave window_start or window_end out of SELECT
+	Decimal          bool // the DECIMAL(10, 2) column m and its arithmetic
+	TimeFuncs        bool // TIMESTAMP expressions: intervals, FLOOR TO, EXTRACT, DATE_FORMAT, TIMESTAMPDIFF
+	MoreFuncs        bool // GREATEST, LEAST, IF, simple CASE, TRIM(BOTH ...), MD5, INSTR, math
+	Regex            bool // REGEXP, REGEXP_REPLACE
+	WindowProjection bool // a window table function without aggregation
+	LegacyWindows    bool // GROUP BY TUMBLE(ts, ...) / HOP(ts, ...) with TUMBLE_START ...
 }
 
 // AllFeatures is every construct the generator knows.
@@ -46,7 +53,8 @@ func AllFeatures() Features {
 		WindowOverView: true, GroupByExpr: true, AggOfExpr: true, IsTrue: true, IsDistinctFrom: true,
 		StringFuncs: true, Position: true, IntDivision: true, CastDoubleToInt: true,
 		RoundFloorCeil: true, ConcatWS: true, NullIf: true, MinMaxBool: true, MinMaxTime: true,
-		WindowKeysSubset: true,
+		WindowKeysSubset: true, Decimal: true, TimeFuncs: true, MoreFuncs: true, Regex: true,
+		WindowProjection: true, LegacyWindows: true,
 	}
 }
 
@@ -126,6 +134,15 @@ func (g *gen) lit(t Type) Expr {
 			return both("TRUE", TBool)
 		}
 		return both("FALSE", TBool)
+	case TDecimal:
+		c := cents(g.n(20001) - 10000)
+		if c < 0 {
+			return both("("+c.String()+")", TDecimal)
+		}
+		return both(c.String(), TDecimal)
+	case TTimestamp:
+		at := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(g.n(48*60)) * time.Minute)
+		return both("TIMESTAMP '"+at.Format("2006-01-02 15:04:05.000")+"'", TTimestamp)
 	}
 	panic("no literal of type " + t.Flink())
 }
@@ -184,6 +201,24 @@ func (g *gen) expr(sc []Column, t Type, depth int) Expr {
 		if g.feat.NullIf && t != TBool {
 			return wrap(t, "NULLIF(%s, %s)", g.expr(sc, t, d), g.leaf(sc, t))
 		}
+	case 3:
+		if g.feat.MoreFuncs {
+			switch g.n(3) {
+			case 0:
+				return wrap2(t, "IF(%s, %s, %s)", "CASE WHEN %s THEN %s ELSE %s END", g.pred(sc, d), g.expr(sc, t, d), g.expr(sc, t, d))
+			case 1:
+				k := g.expr(sc, TInt, d)
+				return wrap(t, "CASE %s WHEN %s THEN %s WHEN %s THEN %s ELSE %s END", k, intLit(g.n(7)-3), g.expr(sc, t, d), intLit(g.n(7)-3), g.expr(sc, t, d), g.expr(sc, t, d))
+			default:
+				if t != TBool {
+					// Flink's GREATEST and LEAST are NULL when an argument is; DuckDB's skip NULLs.
+					a, b := g.expr(sc, t, d), g.expr(sc, t, d)
+					fn := []string{"GREATEST", "LEAST"}[g.n(2)]
+					return Expr{F: fn + "(" + a.F + ", " + b.F + ")",
+						D: "CASE WHEN " + a.D + " IS NULL OR " + b.D + " IS NULL THEN NULL ELSE " + strings.ToLower(fn) + "(" + a.D + ", " + b.D + ") END", T: t}
+				}
+			}
+		}
 	}
 	switch t {
 	case TInt:
@@ -196,12 +231,81 @@ func (g *gen) expr(sc []Column, t Type, depth int) Expr {
 		return g.stringExpr(sc, d)
 	case TBool:
 		return g.pred(sc, depth)
+	case TDecimal:
+		return g.decimalExpr(sc, d)
+	case TTimestamp:
+		return g.timeExpr(sc, d)
 	}
 	return g.leaf(sc, t)
 }
 
+func (g *gen) decimalExpr(sc []Column, d int) Expr {
+	switch g.n(7) {
+	case 0:
+		return wrap(TDecimal, "(%s + %s)", g.expr(sc, TDecimal, d), g.expr(sc, TDecimal, d))
+	case 1:
+		return wrap(TDecimal, "(%s - %s)", g.expr(sc, TDecimal, d), g.leaf(sc, TInt))
+	case 2:
+		if g.chance(0.5) {
+			return wrap(TDecimal, "(%s * %s)", g.leaf(sc, TDecimal), g.leaf(sc, TDecimal))
+		}
+		return wrap(TDecimal, "(%s * %s)", g.leaf(sc, TDecimal), g.leaf(sc, TInt))
+	case 3:
+		return wrap2(TDecimal, "CAST(%s AS DECIMAL(10, 2))", "CAST(%s AS DECIMAL(10,2))", g.leaf(sc, TInt))
+	case 4:
+		return wrap(TDecimal, fmt.Sprintf("ROUND(%%s, %d)", g.n(2)), g.col(sc, TDecimal))
+	case 5:
+		return wrap(TDecimal, "ABS(%s)", g.expr(sc, TDecimal, d))
+	}
+	return g.leaf(sc, TDecimal)
+}
+
+var timeUnits = []struct{ flink, duck string }{{"SECOND", "second"}, {"MINUTE", "minute"}, {"HOUR", "hour"}, {"DAY", "day"}}
+
+func (g *gen) timeExpr(sc []Column, d int) Expr {
+	if !g.feat.TimeFuncs {
+		return g.leaf(sc, TTimestamp)
+	}
+	switch g.n(5) {
+	case 0:
+		op := []string{"+", "-"}[g.n(2)]
+		u := timeUnits[g.n(3)]
+		return wrap(TTimestamp, fmt.Sprintf("(%%s %s INTERVAL '%d' %s)", op, 1+g.n(90), u.flink), g.expr(sc, TTimestamp, d))
+	case 1:
+		u := timeUnits[1+g.n(3)]
+		return wrap2(TTimestamp, "FLOOR(%s TO "+u.flink+")", "date_trunc('"+u.duck+"', %s)", g.expr(sc, TTimestamp, d))
+	case 2:
+		u := timeUnits[g.n(3)]
+		return wrap2(TTimestamp, "TIMESTAMPADD("+u.flink+", %s, %s)", "(%[2]s + CAST(%[1]s AS BIGINT) * INTERVAL 1 "+u.duck+")", g.leaf(sc, TInt), g.expr(sc, TTimestamp, d))
+	}
+	return g.leaf(sc, TTimestamp)
+}
+
+// timeField is a BIGINT field of a TIMESTAMP.
+func (g *gen) timeField(sc []Column, d int) Expr {
+	ts := g.expr(sc, TTimestamp, d)
+	switch g.n(8) {
+	case 0:
+		return wrap(TBigInt, "HOUR(%s)", ts)
+	case 1:
+		return wrap(TBigInt, "MINUTE(%s)", ts)
+	case 2:
+		return wrap(TBigInt, "SECOND(%s)", ts)
+	case 3:
+		return wrap(TBigInt, "DAYOFMONTH(%s)", ts)
+	case 4:
+		// Flink's DAYOFWEEK is 1 for Sunday, DuckDB's 0.
+		return wrap2(TBigInt, "DAYOFWEEK(%s)", "(dayofweek(%s) + 1)", ts)
+	case 5:
+		return wrap2(TBigInt, "EXTRACT(MINUTE FROM %s)", "extract(minute FROM %s)", ts)
+	case 6:
+		return wrap2(TBigInt, "EXTRACT(DAY FROM %s)", "extract(day FROM %s)", ts)
+	}
+	return wrap2(TBigInt, "DAYOFYEAR(%s)", "dayofyear(%s)", ts)
+}
+
 func (g *gen) intExpr(sc []Column, d int) Expr {
-	switch g.n(10) {
+	switch g.n(13) {
 	case 0:
 		return wrap(TInt, "(%s + %s)", g.expr(sc, TInt, d), g.expr(sc, TInt, d))
 	case 1:
@@ -237,12 +341,33 @@ func (g *gen) intExpr(sc []Column, d int) Expr {
 		if g.feat.Position {
 			return wrap2(TInt, "POSITION(%s IN %s)", "CAST(position(%s IN %s) AS INTEGER)", g.expr(sc, TString, d), g.expr(sc, TString, d))
 		}
+	case 10:
+		if g.feat.TimeFuncs {
+			// Flink counts whole units between the two, truncated toward zero: DuckDB's
+			// date_sub (date_diff counts boundaries crossed).
+			u := timeUnits[g.n(4)]
+			return wrap2(TInt, "TIMESTAMPDIFF("+u.flink+", %s, %s)", "CAST(date_sub('"+u.duck+"', %s, %s) AS INTEGER)", g.expr(sc, TTimestamp, d), g.expr(sc, TTimestamp, d))
+		}
+	case 11:
+		if g.feat.Decimal && g.feat.CastDoubleToInt {
+			return wrap2(TInt, "CAST(%s AS INT)", "CAST(trunc(%s) AS INTEGER)", g.expr(sc, TDecimal, d))
+		}
+	case 12:
+		if g.feat.MoreFuncs {
+			if g.chance(0.5) {
+				return wrap(TInt, "SIGN(%s)", g.expr(sc, TInt, d))
+			}
+			if g.chance(0.5) {
+				return wrap(TInt, "INSTR(%s, %s)", g.expr(sc, TString, d), g.leaf(sc, TString))
+			}
+			return wrap2(TInt, "LOCATE(%s, %s)", "position(%s IN %s)", g.leaf(sc, TString), g.expr(sc, TString, d))
+		}
 	}
 	return g.leaf(sc, TInt)
 }
 
 func (g *gen) bigintExpr(sc []Column, d int) Expr {
-	switch g.n(7) {
+	switch g.n(8) {
 	case 0:
 		return wrap(TBigInt, "(%s + %s)", g.expr(sc, TBigInt, d), g.expr(sc, TBigInt, d))
 	case 1:
@@ -261,12 +386,16 @@ func (g *gen) bigintExpr(sc []Column, d int) Expr {
 		}
 	case 5:
 		return wrap(TBigInt, "ABS(%s)", g.expr(sc, TBigInt, d))
+	case 6:
+		if g.feat.TimeFuncs {
+			return g.timeField(sc, d)
+		}
 	}
 	return g.leaf(sc, TBigInt)
 }
 
 func (g *gen) doubleExpr(sc []Column, d int) Expr {
-	switch g.n(9) {
+	switch g.n(10) {
 	case 0:
 		return wrap(TDouble, "(%s + %s)", g.expr(sc, TDouble, d), g.expr(sc, TDouble, d))
 	case 1:
@@ -293,6 +422,23 @@ func (g *gen) doubleExpr(sc []Column, d int) Expr {
 			// are really half-way in both engines.
 			return wrap(TDouble, "ROUND(%s, "+fmt.Sprint(g.n(2))+")", g.col(sc, TDouble))
 		}
+	case 8:
+		if g.feat.Decimal {
+			return wrap(TDouble, "CAST(%s AS DOUBLE)", g.expr(sc, TDecimal, d))
+		}
+	case 9:
+		if g.feat.MoreFuncs {
+			switch g.n(4) {
+			case 0:
+				return wrap(TDouble, "POWER(%s, 2)", g.expr(sc, TDouble, d))
+			case 1:
+				return wrap(TDouble, "SQRT(ABS(%s))", g.expr(sc, TDouble, d))
+			case 2:
+				return wrap(TDouble, "LN(ABS(%s) + 1)", g.expr(sc, TDouble, d))
+			default:
+				return wrap(TDouble, "SIGN(%s)", g.expr(sc, TDouble, d))
+			}
+		}
 	}
 	return g.leaf(sc, TDouble)
 }
@@ -305,7 +451,7 @@ func (g *gen) stringExpr(sc []Column, d int) Expr {
 		return g.leaf(sc, TString)
 	}
 	a := func() Expr { return g.expr(sc, TString, d) }
-	switch g.n(16) {
+	switch g.n(17) {
 	case 0:
 		return wrap(TString, "UPPER(%s)", a())
 	case 1:
@@ -348,6 +494,43 @@ func (g *gen) stringExpr(sc []Column, d int) Expr {
 		if g.feat.ConcatWS {
 			return wrap(TString, "CONCAT_WS('-', %s, %s)", a(), a())
 		}
+	case 15:
+		if g.feat.TimeFuncs {
+			ts := g.expr(sc, TTimestamp, d)
+			switch g.n(3) {
+			case 0:
+				return wrap2(TString, "DATE_FORMAT(%s, 'yyyy-MM-dd HH:mm')", "strftime(%s, '%%Y-%%m-%%d %%H:%%M')", ts)
+			case 1:
+				return wrap2(TString, "DATE_FORMAT(%s, 'HH:mm:ss.SSS')", "strftime(%s, '%%H:%%M:%%S.%%g')", ts)
+			default:
+				return wrap2(TString, "CAST(%s AS STRING)", "strftime(%s, '%%Y-%%m-%%d %%H:%%M:%%S.%%g')", ts)
+			}
+		}
+	case 16:
+		if g.feat.MoreFuncs {
+			switch g.n(6) {
+			case 0:
+				// Flink writes TRUE and FALSE, DuckDB true and false.
+				return wrap2(TString, "CAST(%s AS STRING)", "upper(CAST(%s AS VARCHAR))", g.expr(sc, TBool, d))
+			case 1:
+				w := []struct{ f, d string }{{"BOTH", "trim"}, {"LEADING", "ltrim"}, {"TRAILING", "rtrim"}}[g.n(3)]
+				return wrap2(TString, "TRIM("+w.f+" 'a' FROM %s)", w.d+"(%s, 'a')", a())
+			case 2:
+				p, l := 1+g.n(4), g.n(4)
+				return wrap2(TString, fmt.Sprintf("SUBSTRING(%%s FROM %d FOR %d)", p, l), fmt.Sprintf("substring(%%s, %d, %d)", p, l), a())
+			case 3:
+				return wrap(TString, "MD5(%s)", a())
+			case 4:
+				if g.feat.Decimal {
+					return wrap2(TString, "CAST(%s AS STRING)", "CAST(%s AS VARCHAR)", g.expr(sc, TDecimal, d))
+				}
+			default:
+				if g.feat.Regex {
+					pat := []string{"a+", "[ab]", "^.", "x$", "A.?"}[g.n(5)]
+					return wrap2(TString, "REGEXP_REPLACE(%s, '"+pat+"', 'z')", "regexp_replace(%s, '"+pat+"', 'z', 'g')", a())
+				}
+			}
+		}
 	}
 	return g.leaf(sc, TString)
 }
@@ -372,13 +555,32 @@ func (g *gen) pred(sc []Column, depth int) Expr {
 }
 
 func (g *gen) anyType() Type {
-	return []Type{TInt, TInt, TBigInt, TDouble, TString, TString, TBool}[g.n(7)]
+	ts := []Type{TInt, TInt, TBigInt, TDouble, TString, TString, TBool}
+	if g.feat.Decimal {
+		ts = append(ts, TDecimal)
+	}
+	if g.feat.TimeFuncs {
+		ts = append(ts, TTimestamp)
+	}
+	return ts[g.n(len(ts))]
+}
+
+// ordered is a type to compare with < and BETWEEN.
+func (g *gen) ordered() Type {
+	ts := []Type{TInt, TBigInt, TDouble, TString}
+	if g.feat.Decimal {
+		ts = append(ts, TDecimal)
+	}
+	if g.feat.TimeFuncs {
+		ts = append(ts, TTimestamp)
+	}
+	return ts[g.n(len(ts))]
 }
 
 func (g *gen) atom(sc []Column, d int) Expr {
 	switch g.n(9) {
 	case 0, 1:
-		t := []Type{TInt, TBigInt, TDouble, TString}[g.n(4)]
+		t := g.ordered()
 		return wrap(TBool, "(%s "+cmpOps[g.n(len(cmpOps))]+" %s)", g.expr(sc, t, d), g.expr(sc, t, d))
 	case 2:
 		t := g.anyType()
@@ -406,7 +608,7 @@ func (g *gen) atom(sc []Column, d int) Expr {
 		}
 		return wrap(TBool, "(%s "+not+"IN (%s))", g.expr(sc, t, d), both(strings.Join(items, ", "), t))
 	case 4:
-		t := []Type{TInt, TBigInt, TDouble, TString}[g.n(4)]
+		t := g.ordered()
 		not := ""
 		if g.chance(0.3) {
 			not = "NOT "
@@ -454,6 +656,11 @@ func (g *gen) atom(sc []Column, d int) Expr {
 			return g.lit(TBool)
 		}
 		return g.col(sc, TBool)
+	case 8:
+		if g.feat.Regex && g.chance(0.5) {
+			pat := []string{"a+", "^[ab]", "^.$", "x$", "A.?b", "^$"}[g.n(6)]
+			return wrap2(TBool, "REGEXP(%s, '"+pat+"')", "regexp_matches(%s, '"+pat+"')", g.expr(sc, TString, d))
+		}
 	}
 	return wrap(TBool, "(%s "+cmpOps[g.n(len(cmpOps))]+" %s)", g.col(sc, TInt), g.lit(TInt))
 }

@@ -195,8 +195,15 @@ func (g *gen) distinct(src source, shape string) Query {
 func (g *gen) keys(sc []Column, n int) []Expr {
 	var ks []Expr
 	for range n {
-		t := []Type{TInt, TString, TString, TBool, TBigInt}[g.n(5)]
-		if e := g.expr(sc, t, 1); g.feat.GroupByExpr && g.chance(0.25) && mentions(e, sc) {
+		t := []Type{TInt, TString, TString, TBool, TBigInt, TDecimal}[g.n(6)]
+		if t == TDecimal && !g.feat.Decimal {
+			t = TInt
+		}
+		exprT := t
+		if g.feat.TimeFuncs && g.chance(0.2) {
+			exprT = TTimestamp // FLOOR(ts TO HOUR), ts + INTERVAL ...
+		}
+		if e := g.expr(sc, exprT, 1); g.feat.GroupByExpr && g.chance(0.25) && mentions(e, sc) {
 			ks = append(ks, e)
 		} else {
 			if k, ok := g.keyCol(sc, t); ok {
@@ -303,11 +310,18 @@ func (g *gen) havingPred(sc []Column, depth int) Expr {
 			continue
 		}
 		lit := intLit(g.n(12) - 2)
-		if a.T == TDouble {
-			lit = g.lit(TDouble)
+		if a.T == TDouble || a.T == TDecimal {
+			lit = g.lit(a.T)
 		}
 		return wrap(TBool, "(%s "+cmpOps[g.n(len(cmpOps))]+" %s)", a, lit)
 	}
+}
+
+func (g *gen) numTypes() []Type {
+	if g.feat.Decimal {
+		return []Type{TInt, TBigInt, TDouble, TDecimal}
+	}
+	return []Type{TInt, TBigInt, TDouble}
 }
 
 // agg generates an aggregate call over sc.
@@ -337,10 +351,13 @@ func (g *gen) agg(sc []Column) Expr {
 	case 1:
 		return mk("COUNT", TBigInt, arg(TInt, TBigInt, TDouble, TString, TBool))
 	case 2:
-		a := arg(TInt, TBigInt, TDouble)
+		a := arg(g.numTypes()...)
 		return mk("SUM", a.T, a)
 	case 3, 4:
-		ts := []Type{TInt, TBigInt, TDouble, TString}
+		ts := append(g.numTypes(), TString)
+		if g.feat.TimeFuncs {
+			ts = append(ts, TTimestamp)
+		}
 		if g.feat.MinMaxBool {
 			ts = append(ts, TBool)
 		}
@@ -355,11 +372,19 @@ func (g *gen) agg(sc []Column) Expr {
 		}
 		return mk("MAX", a.T, a)
 	default:
-		a := arg(TInt, TBigInt, TDouble)
+		a := arg(g.numTypes()...)
 		e := mk("AVG", a.T, a)
-		if a.T != TDouble {
+		switch a.T {
+		case TInt, TBigInt:
 			// Flink's AVG of integers is an integer, the quotient truncated.
 			e.D = "CAST(trunc(" + e.D + ") AS " + a.T.Duck() + ")"
+		case TDecimal:
+			// Flink's AVG of a DECIMAL with scale at most 6 is a DECIMAL(38, 6), the
+			// quotient rounded half up; DuckDB's is a DOUBLE. sum * 10^6 / count is never
+			// within a rounding error of a half unless it is exactly one, which a double holds.
+			sum := Expr{D: "sum(" + distinct + a.D + ")" + filterD}
+			cnt := Expr{D: "count(" + distinct + a.D + ")" + filterD}
+			e.D = "(round(" + sum.D + " * 1000000 / " + cnt.D + ") / 1000000)"
 		}
 		return e
 	}
@@ -409,7 +434,6 @@ func (g *gen) windowTVF(name string) (string, string, string) {
 func (g *gen) window(src source, shape string) Query {
 	f, d, kind := g.windowTVF(src.name)
 	alias := g.fresh("w")
-	sc := append([]Column{{"window_start", TTimestamp}, {"window_end", TTimestamp}}, src.cols...)
 	var keys []Expr
 	for _, k := range g.keys(src.cols, g.n(3)) {
 		if strings.HasPrefix(k.F, "CAST(") || strings.HasPrefix(k.F, "'") || strings.HasPrefix(k.F, "TRUE") || strings.HasPrefix(k.F, "FALSE") || strings.ContainsAny(k.F, "( ") {
@@ -446,7 +470,10 @@ func (g *gen) window(src source, shape string) Query {
 	}
 	q.Flink += " GROUP BY " + strings.Join(fk, ", ")
 	q.Duck += " GROUP BY " + strings.Join(dk, ", ")
-	g.having(&q, sc, false)
+	// Aggregates in HAVING read the table's columns: pipesql rejects window_start and
+	// window_end there ("unsupported: window_start used in WHERE, GROUP BY keys or
+	// aggregate arguments of a window aggregation").
+	g.having(&q, src.cols, false)
 	return q
 }
 

@@ -21,19 +21,31 @@ const (
 	TString
 	TBool
 	TTimestamp
+	TDecimal // DECIMAL(10, 2) in the table; wider in expressions
 )
 
 // Flink is the type's name in Flink SQL.
 func (t Type) Flink() string {
-	return [...]string{"INT", "BIGINT", "DOUBLE", "STRING", "BOOLEAN", "TIMESTAMP(3)"}[t]
+	return [...]string{"INT", "BIGINT", "DOUBLE", "STRING", "BOOLEAN", "TIMESTAMP(3)", "DECIMAL(10, 2)"}[t]
 }
 
 // Duck is the type's name in DuckDB.
 func (t Type) Duck() string {
-	return [...]string{"INTEGER", "BIGINT", "DOUBLE", "VARCHAR", "BOOLEAN", "TIMESTAMP"}[t]
+	return [...]string{"INTEGER", "BIGINT", "DOUBLE", "VARCHAR", "BOOLEAN", "TIMESTAMP", "DECIMAL(10,2)"}[t]
 }
 
-func (t Type) numeric() bool { return t == TInt || t == TBigInt || t == TDouble }
+func (t Type) numeric() bool { return t == TInt || t == TBigInt || t == TDouble || t == TDecimal }
+
+// cents is a DECIMAL(10, 2) value of a generated row.
+type cents int64
+
+func (c cents) String() string {
+	sign := ""
+	if c < 0 {
+		sign, c = "-", -c
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, c/100, c%100)
+}
 
 // Column is one column of a generated table or query.
 type Column struct {
@@ -70,7 +82,7 @@ func GenTable(rng *rand.Rand, name string, maxRows int) *Table {
 		Name: name,
 		Columns: []Column{
 			{"k1", TString}, {"k2", TInt}, {"i", TInt}, {"j", TInt}, {"b", TBigInt},
-			{"d", TDouble}, {"s", TString}, {"f", TBool}, {"ts", TTimestamp},
+			{"d", TDouble}, {"s", TString}, {"f", TBool}, {"m", TDecimal}, {"ts", TTimestamp},
 		},
 		Delay: time.Duration(1+rng.IntN(10)) * time.Minute,
 	}
@@ -132,7 +144,10 @@ func GenTable(rng *rand.Rand, name string, maxRows int) *Table {
 		if !null() {
 			row[7] = rng.IntN(2) == 0
 		}
-		row[8] = ts
+		if !null() {
+			row[8] = cents(rng.IntN(20001) - 10000)
+		}
+		row[9] = ts
 		t.Rows = append(t.Rows, row)
 	}
 	return t
@@ -180,6 +195,8 @@ func (t *Table) jsonLine(b *strings.Builder, row []any) error {
 			b.WriteString("null")
 		case time.Time:
 			fmt.Fprintf(b, "%q", v.Format("2006-01-02 15:04:05.000"))
+		case cents:
+			b.WriteString(v.String())
 		default:
 			j, err := json.Marshal(v)
 			if err != nil {
@@ -209,6 +226,8 @@ func (t *Table) csvLine(b *strings.Builder, row []any) error {
 			b.WriteString(`"` + strings.ReplaceAll(v, `"`, `""`) + `"`)
 		case float64:
 			b.WriteString(strconv.FormatFloat(v, 'f', -1, 64))
+		case cents:
+			b.WriteString(v.String())
 		default:
 			fmt.Fprint(b, v)
 		}
