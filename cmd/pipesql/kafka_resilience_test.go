@@ -1,3 +1,7 @@
+//go:build soak
+
+// The minute-long outage replays through the binary: run with go test -tags soak -run Soak.
+
 package main
 
 import (
@@ -106,12 +110,12 @@ func longestOutputGap(rs []outRecord, from, to time.Time) time.Duration {
 	return gap
 }
 
-// TestKafkaMetadataHang holds every metadata request for 3 minutes, longer than every
+// TestSoakKafkaMetadataHang holds every metadata request for 3 minutes, longer than every
 // timeout of the job (default.api.timeout.ms 10 s, request.timeout.ms 5 s, discovery
 // every 5 s). The readers keep reading throughout, the job warns that discovery is
 // failing within one interval and timeout, warns again when it recovers, then picks up
 // new partitions; it never restarts.
-func TestKafkaMetadataHang(t *testing.T) {
+func TestSoakKafkaMetadataHang(t *testing.T) {
 	if testing.Short() {
 		t.Skip("hangs metadata for 3 minutes")
 	}
@@ -199,9 +203,9 @@ func TestKafkaMetadataHang(t *testing.T) {
 	}
 }
 
-// TestKafkaCoordinatorUnavailable fails the group coordinator for a minute: commits
+// TestSoakKafkaCoordinatorUnavailable fails the group coordinator for a minute: commits
 // fail and are warned about with a count, reading goes on, commits work again after.
-func TestKafkaCoordinatorUnavailable(t *testing.T) {
+func TestSoakKafkaCoordinatorUnavailable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fails the coordinator for a minute")
 	}
@@ -267,10 +271,10 @@ func TestKafkaCoordinatorUnavailable(t *testing.T) {
 	t.Logf("%d commit warnings during the minute", warnings)
 }
 
-// TestKafkaAllBrokersDown makes every broker unreachable for a minute with records in
+// TestSoakKafkaAllBrokersDown makes every broker unreachable for a minute with records in
 // flight: the job waits, resumes when the brokers are back, loses nothing and does not
 // restart.
-func TestKafkaAllBrokersDown(t *testing.T) {
+func TestSoakKafkaAllBrokersDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes every broker down for a minute")
 	}
