@@ -182,7 +182,7 @@ func TestRunDatagenExample(t *testing.T) {
 // does not need 9092 free) against the embedded cluster, and shows closed days.
 func TestDemoShowsDAU(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the demo runs for 30 s")
+		t.Skip("the demo runs for 12 s")
 	}
 	src, err := os.ReadFile("../../examples/dau.sql")
 	if err != nil {
@@ -192,7 +192,7 @@ func TestDemoShowsDAU(t *testing.T) {
 	job := filepath.Join(t.TempDir(), "dau.sql")
 	text := strings.ReplaceAll(string(src), "localhost:9092", fmt.Sprintf("localhost:%d", port))
 	os.WriteFile(job, []byte(text), 0o644)
-	r := pipesql(t, "demo", "--port", fmt.Sprint(port), "--duration", "30s", "--speedup", "3h", job)
+	r := pipesql(t, "demo", "--port", fmt.Sprint(port), "--duration", "12s", "--speedup", "8h", job)
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
 	}
@@ -205,7 +205,7 @@ func TestDemoShowsDAU(t *testing.T) {
 			rows++
 		}
 	}
-	// 30 s at 3 h per second is 90 hours of event time: at least 3 closed days of 5 apps.
+	// 12 s at 8 h per second is 96 hours of event time: at least 3 closed days of 5 apps.
 	if rows < 15 {
 		t.Errorf("the last frame shows %d DAU rows, want at least 15:\n%s", rows, last)
 	}

@@ -179,7 +179,7 @@ func (r *crashRun) wait(t *testing.T, limit time.Duration) {
 	}
 }
 
-// TestCrashRecoveryExactlyOnce kills the DAU job over 6M events with SIGKILL at 10
+// TestCrashRecoveryExactlyOnce kills the DAU job over 6M events (1M outside -tags soak) with SIGKILL at 10
 // moments, half of them right after a checkpoint's values were written and before its
 // commit record was (the commit is held there for 30 ms and announced), half at random
 // moments around a checkpoint, and restarts it each time from its checkpoint directory.
@@ -190,8 +190,13 @@ func TestCrashRecoveryExactlyOnce(t *testing.T) {
 	// (~300k events on 2 cores), so 6M events outlast the 10 killed rounds however fast
 	// the machine is.
 	n, minKills := 6_000_000, 10
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		n, minKills = 300_000, 2
+	case !soak:
+		// The fast set: enough input for a few killed rounds (at least two of them, one
+		// inside a commit); -tags soak runs the full 6M events and 10 kills.
+		n, minKills = 1_000_000, 3
 	}
 	dir := t.TempDir()
 	in, out, ckpt := filepath.Join(dir, "in"), filepath.Join(dir, "out"), filepath.Join(dir, "checkpoints")
