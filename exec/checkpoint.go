@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pipesql/pipesql/config"
 	"github.com/pipesql/pipesql/state"
 )
 
@@ -469,8 +470,13 @@ func (c *coordinator) write(p *pendingCheckpoint) writeResult {
 	return r
 }
 
-// exportSavepoint writes completed checkpoint id to a new directory under dir.
+// exportSavepoint writes completed checkpoint id to a new directory under dir, a local
+// path or file URI ('file:///x' and 'file:/x' are '/x').
 func exportSavepoint(s *checkpointSetup, id uint64, dir string) (string, error) {
+	dir, err := config.LocalDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("savepoint: %w", err)
+	}
 	cp, err := s.store.Open(s.jobKey, id)
 	if err != nil {
 		return "", fmt.Errorf("savepoint: %w", err)

@@ -2,30 +2,29 @@ package exec
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/pipesql/pipesql/connectors"
+	"github.com/pipesql/pipesql/config"
 )
 
-// Checkpoint setting keys, as Flink names them. Where Flink renamed a key (1.20 moved
-// state.* under execution.checkpointing.*), both names are read, the newer first.
+// Checkpoint setting keys, as Flink names them (declared, with their types and
+// defaults, in package config). Where Flink renamed a key (1.20 moved state.* under
+// execution.checkpointing.*), both names are read, the newer first.
 const (
-	KeyCheckpointInterval       = "execution.checkpointing.interval"
-	KeyCheckpointTimeout        = "execution.checkpointing.timeout"
-	KeyCheckpointMinPause       = "execution.checkpointing.min-pause"
-	KeyCheckpointMode           = "execution.checkpointing.mode"
-	KeyCheckpointMaxConcurrent  = "execution.checkpointing.max-concurrent-checkpoints"
-	KeyCheckpointTolerable      = "execution.checkpointing.tolerable-failed-checkpoints"
-	KeyCheckpointNumRetained    = "execution.checkpointing.num-retained"
-	KeyCheckpointNumRetainedOld = "state.checkpoints.num-retained"
-	KeyCheckpointDir            = "execution.checkpointing.dir"
-	KeyCheckpointDirOld         = "state.checkpoints.dir"
-	KeySavepointDir             = "execution.checkpointing.savepoint-dir"
-	KeySavepointDirOld          = "state.savepoints.dir"
-	KeySavepointPath            = "execution.savepoint.path"
-	KeyIgnoreUnclaimedState     = "execution.savepoint.ignore-unclaimed-state"
+	KeyCheckpointInterval       = config.CheckpointInterval
+	KeyCheckpointTimeout        = config.CheckpointTimeout
+	KeyCheckpointMinPause       = config.CheckpointMinPause
+	KeyCheckpointMode           = config.CheckpointMode
+	KeyCheckpointMaxConcurrent  = config.CheckpointMaxConcurrent
+	KeyCheckpointTolerable      = config.CheckpointTolerable
+	KeyCheckpointNumRetained    = config.CheckpointNumRetained
+	KeyCheckpointNumRetainedOld = config.CheckpointNumRetainedOld
+	KeyCheckpointDir            = config.CheckpointDir
+	KeyCheckpointDirOld         = config.CheckpointDirOld
+	KeySavepointDir             = config.SavepointDir
+	KeySavepointDirOld          = config.SavepointDirOld
+	KeySavepointPath            = config.SavepointPath
+	KeyIgnoreUnclaimedState     = config.IgnoreUnclaimedState
 )
 
 // pipesql's own restore settings, which Flink has no counterpart of: Flink resumes only
@@ -93,97 +92,30 @@ type CheckpointConfig struct {
 // Enabled reports whether checkpointing is on.
 func (c CheckpointConfig) Enabled() bool { return c.Interval > 0 }
 
-// ReadCheckpointConfig reads the checkpointing settings. The error wraps
-// ErrInvalidOptions and names the key.
+// ReadCheckpointConfig reads the checkpointing settings, with the defaults of package
+// config's table. Directories are local paths: 'file:///x', 'file:/x' and '/x' read as
+// '/x'. The error wraps ErrInvalidOptions and names the key.
 func ReadCheckpointConfig(settings map[string]string) (CheckpointConfig, error) {
-	c := CheckpointConfig{Timeout: 10 * time.Minute, NumRetained: 1}
-	var err error
-	fail := func(key, value, why string) {
-		if err == nil {
-			err = fmt.Errorf("%w: %s = '%s': %s", ErrInvalidOptions, key, value, why)
-		}
+	v := config.Read(settings)
+	c := CheckpointConfig{
+		Interval:              v.Duration(KeyCheckpointInterval),
+		Timeout:               v.Duration(KeyCheckpointTimeout),
+		MinPause:              v.Duration(KeyCheckpointMinPause),
+		AtLeastOnce:           v.Enum(KeyCheckpointMode) == "AT_LEAST_ONCE",
+		NumRetained:           v.Int(KeyCheckpointNumRetained),
+		TolerableFailures:     v.Int(KeyCheckpointTolerable),
+		Dir:                   v.Dir(KeyCheckpointDir),
+		SavepointDir:          v.Dir(KeySavepointDir),
+		RestorePath:           v.Dir(KeySavepointPath),
+		AllowNonRestoredState: v.Bool(KeyIgnoreUnclaimedState),
+		Fresh:                 v.Bool(KeyFreshStart),
+		AllowChangedInput:     v.Bool(KeyAllowChangedInput),
 	}
-	duration := func(key string, dst *time.Duration) {
-		v, ok := settings[key]
-		if !ok {
-			return
-		}
-		d, perr := connectors.ParseDuration(v)
-		switch {
-		case perr != nil:
-			fail(key, v, "expected a duration such as '10 s' or '1 min'")
-		case d < 0:
-			fail(key, v, "must not be negative")
-		default:
-			*dst = d
-		}
+	// pipesql takes one checkpoint at a time; more concurrent ones are accepted (and
+	// checked), as they would only change timing.
+	v.Int(KeyCheckpointMaxConcurrent)
+	if err := v.Err(); err != nil {
+		return c, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	integer := func(key string, least int, dst *int) {
-		v, ok := settings[key]
-		if !ok {
-			return
-		}
-		n, perr := strconv.Atoi(strings.TrimSpace(v))
-		switch {
-		case perr != nil:
-			fail(key, v, "expected an integer")
-		case n < least:
-			fail(key, v, fmt.Sprintf("must be at least %d", least))
-		default:
-			*dst = n
-		}
-	}
-	first := func(keys ...string) string {
-		for _, k := range keys {
-			if v, ok := settings[k]; ok {
-				return strings.TrimSpace(v)
-			}
-		}
-		return ""
-	}
-	duration(KeyCheckpointInterval, &c.Interval)
-	duration(KeyCheckpointTimeout, &c.Timeout)
-	duration(KeyCheckpointMinPause, &c.MinPause)
-	if c.Timeout == 0 {
-		fail(KeyCheckpointTimeout, settings[KeyCheckpointTimeout], "must be positive")
-	}
-	if v, ok := settings[KeyCheckpointMode]; ok {
-		switch strings.ToUpper(strings.TrimSpace(v)) {
-		case "EXACTLY_ONCE":
-		case "AT_LEAST_ONCE":
-			c.AtLeastOnce = true
-		default:
-			fail(KeyCheckpointMode, v, "expected EXACTLY_ONCE or AT_LEAST_ONCE")
-		}
-	}
-	// pipesql takes one checkpoint at a time; more concurrent ones are accepted, as
-	// Flink's unaligned or concurrent settings would only change timing.
-	var concurrent int
-	integer(KeyCheckpointMaxConcurrent, 1, &concurrent)
-	integer(KeyCheckpointTolerable, 0, &c.TolerableFailures)
-	if _, ok := settings[KeyCheckpointNumRetained]; ok {
-		integer(KeyCheckpointNumRetained, 1, &c.NumRetained)
-	} else {
-		integer(KeyCheckpointNumRetainedOld, 1, &c.NumRetained)
-	}
-	c.Dir = first(KeyCheckpointDir, KeyCheckpointDirOld)
-	c.SavepointDir = first(KeySavepointDir, KeySavepointDirOld)
-	c.RestorePath = first(KeySavepointPath)
-	for _, f := range []struct {
-		key string
-		dst *bool
-	}{
-		{KeyIgnoreUnclaimedState, &c.AllowNonRestoredState},
-		{KeyFreshStart, &c.Fresh},
-		{KeyAllowChangedInput, &c.AllowChangedInput},
-	} {
-		if v, ok := settings[f.key]; ok {
-			b, perr := connectors.ParseBool(v)
-			if perr != nil {
-				fail(f.key, v, "expected true or false")
-			}
-			*f.dst = b
-		}
-	}
-	return c, err
+	return c, nil
 }

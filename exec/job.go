@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pipesql/pipesql/config"
 	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/exec/eval"
 	"github.com/pipesql/pipesql/exec/restart"
@@ -41,14 +42,8 @@ type Options struct {
 	Restart restart.Strategy
 }
 
-// Settings the runtime reads from planner.Program.Settings.
-const (
-	settingWatermarkInterval = "pipeline.auto-watermark-interval"
-	settingLocalTimeZone     = "table.local-time-zone"
-	settingMiniBatch         = "table.exec.mini-batch.enabled"
-)
-
-// defaultWatermarkInterval is Flink's default pipeline.auto-watermark-interval.
+// defaultWatermarkInterval is Flink's default pipeline.auto-watermark-interval, for
+// tests that compile without settings.
 const defaultWatermarkInterval = 200 * time.Millisecond
 
 // Job is a compiled program, ready to run. Its configuration is fixed by NewJob. Run
@@ -132,19 +127,17 @@ func NewJob(prog *planner.Program, opts Options) (*Job, error) {
 	if settings == nil {
 		settings = map[string]string{}
 	}
-	wmInterval, err := watermarkInterval(settings)
-	if err != nil {
-		return nil, err
+	// The settings the runtime reads from planner.Program.Settings, besides those of
+	// checkpoints and restarts.
+	v := config.Read(settings)
+	wmInterval := v.Duration(config.AutoWatermarkInterval)
+	miniBatch := v.Bool(config.MiniBatchEnabled)
+	loc, err := config.LoadTimeZone(v.String(config.LocalTimeZone))
+	if err == nil {
+		err = v.Err()
 	}
-	loc, err := planner.LoadTimeZone(settings[settingLocalTimeZone])
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidOptions, settingLocalTimeZone, err)
-	}
-	miniBatch := false
-	if v, ok := settings[settingMiniBatch]; ok {
-		if miniBatch, err = connectors.ParseBool(v); err != nil {
-			return nil, fmt.Errorf("%w: %s = '%s': %v", ErrInvalidOptions, settingMiniBatch, v, err)
-		}
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	c := &compiler{
 		opts: opts, env: eval.Env{Location: loc, Now: opts.Clock.Now},
@@ -203,19 +196,6 @@ func (j *Job) checkpointSetup(prog *planner.Program) *checkpointSetup {
 		}
 	}
 	return s
-}
-
-// watermarkInterval reads pipeline.auto-watermark-interval.
-func watermarkInterval(settings map[string]string) (time.Duration, error) {
-	v, ok := settings[settingWatermarkInterval]
-	if !ok {
-		return defaultWatermarkInterval, nil
-	}
-	d, err := connectors.ParseDuration(v)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %s = '%s': %v", ErrInvalidOptions, settingWatermarkInterval, v, err)
-	}
-	return d, nil
 }
 
 // compiler turns plan nodes into task specs.

@@ -406,10 +406,11 @@ func TestFailedCheckpointsTolerated(t *testing.T) {
 	}
 }
 
-// TestStopWithSavepointAndResume stops the DAU job halfway with a savepoint, moves the
-// savepoint directory, and resumes from it with a fresh checkpoint store: the output is
-// exactly the truth. A changed query is then refused on that savepoint, naming the
-// operator and both descriptions, unless non-restored state is allowed.
+// TestStopWithSavepointAndResume stops the DAU job halfway with a savepoint (its
+// directory given as a file:/// URI), moves the savepoint directory, and resumes from it
+// (given as file:/path) with a fresh checkpoint store: the output is exactly the truth.
+// A changed query is then refused on that savepoint, naming the operator and both
+// descriptions, unless non-restored state is allowed.
 func TestStopWithSavepointAndResume(t *testing.T) {
 	fx := writeDAUFixture(t, 40000, 4)
 	out, spDir := t.TempDir(), t.TempDir()
@@ -426,7 +427,7 @@ func TestStopWithSavepointAndResume(t *testing.T) {
 		if op == "window aggregate" && j.Metrics().Checkpoints.Completed >= 2 {
 			once.Do(func() {
 				go func() {
-					p, err := j.StopWithSavepoint(context.Background(), spDir)
+					p, err := j.StopWithSavepoint(context.Background(), "file://"+spDir)
 					if err != nil {
 						t.Error(err)
 					}
@@ -445,8 +446,8 @@ func TestStopWithSavepointAndResume(t *testing.T) {
 	default:
 		t.Fatal("the job finished before it was stopped")
 	}
-	if path == "" {
-		t.Fatal("no savepoint")
+	if path == "" || filepath.Dir(path) != spDir {
+		t.Fatalf("savepoint at %q, want it under %s", path, spDir)
 	}
 	read := j.Metrics().Sources[0].RecordsRead
 	if read >= 40000 {
@@ -471,7 +472,7 @@ func TestStopWithSavepointAndResume(t *testing.T) {
 	}
 
 	// The same query resumes from the moved savepoint into the first job's output.
-	j3, err := NewJob(fx.job(t, out, "'execution.checkpointing.interval' = '100 ms'", "'execution.savepoint.path' = '"+moved+"'"),
+	j3, err := NewJob(fx.job(t, out, "'execution.checkpointing.interval' = '100 ms'", "'execution.savepoint.path' = 'file:"+moved+"'"),
 		Options{Clock: clock, Store: state.NewMemory(state.Options{}), JobKey: "dau"})
 	if err != nil {
 		t.Fatal(err)
