@@ -55,6 +55,8 @@ func (gn *Generator) Query(t *Table) Query {
 		return g.window(base, "window")
 	case roll < 15 && g.feat.WindowOverView:
 		return g.windowOverView(base)
+	case roll < 16 && g.feat.WindowProjection:
+		return g.windowRows(base)
 	case g.feat.Subqueries:
 		return g.nested(base)
 	}
@@ -390,10 +392,17 @@ func (g *gen) agg(sc []Column) Expr {
 	}
 }
 
-// windowTVF picks a window table function over name, and returns it in Flink and the
-// DuckDB subquery that gives each row of name once per window it belongs to, with
-// window_start and window_end.
-func (g *gen) windowTVF(name string) (string, string, string) {
+// windowSpec is a window table function over a table or view, in Flink, and the DuckDB
+// subquery that gives each of its rows once per window it belongs to, with window_start
+// and window_end.
+type windowSpec struct {
+	tvf, duck, kind string
+	// The legacy group window of the same windows (GROUP BY TUMBLE(ts, size) with
+	// TUMBLE_START and TUMBLE_END), "" for CUMULATE, which has none.
+	group, start, end string
+}
+
+func (g *gen) windowTVF(name string) windowSpec {
 	sizes := []int{1, 2, 5, 10, 15, 30, 60, 120}
 	min := func(m int) string { return fmt.Sprintf("INTERVAL '%d' MINUTE", m) }
 	const ms = 60000
@@ -408,31 +417,43 @@ func (g *gen) windowTVF(name string) (string, string, string) {
 			}
 		}
 		n := (size + slide - 1) / slide
-		f := fmt.Sprintf("TABLE(HOP(TABLE %s, DESCRIPTOR(ts), %s, %s))", name, min(slide), min(size))
-		d := fmt.Sprintf("(SELECT *, epoch_ms(dt_ws) AS window_start, epoch_ms(dt_ws + %d) AS window_end FROM "+
-			"(SELECT *, (epoch_ms(ts) // %d) * %d - dt_k * %d AS dt_ws FROM %s CROSS JOIN range(0, %d) r(dt_k)) WHERE epoch_ms(ts) < dt_ws + %d)",
-			size*ms, slide*ms, slide*ms, slide*ms, name, n, size*ms)
-		return f, d, fmt.Sprintf("hop %d/%d min", slide, size)
+		args := fmt.Sprintf("ts, %s, %s", min(slide), min(size))
+		return windowSpec{
+			tvf: fmt.Sprintf("TABLE(HOP(TABLE %s, DESCRIPTOR(ts), %s, %s))", name, min(slide), min(size)),
+			duck: fmt.Sprintf("(SELECT *, epoch_ms(dt_ws) AS window_start, epoch_ms(dt_ws + %d) AS window_end FROM "+
+				"(SELECT *, (epoch_ms(ts) // %d) * %d - dt_k * %d AS dt_ws FROM %s CROSS JOIN range(0, %d) r(dt_k)) WHERE epoch_ms(ts) < dt_ws + %d)",
+				size*ms, slide*ms, slide*ms, slide*ms, name, n, size*ms),
+			kind:  fmt.Sprintf("hop %d/%d min", slide, size),
+			group: "HOP(" + args + ")", start: "HOP_START(" + args + ")", end: "HOP_END(" + args + ")",
+		}
 	case k == 2 && g.feat.Cumulate:
 		step := []int{1, 2, 5, 10}[g.n(4)]
 		size := step * (1 + g.n(4))
-		f := fmt.Sprintf("TABLE(CUMULATE(TABLE %s, DESCRIPTOR(ts), %s, %s))", name, min(step), min(size))
-		d := fmt.Sprintf("(SELECT *, epoch_ms(dt_ws) AS window_start, epoch_ms(dt_ws + dt_j * %d) AS window_end FROM "+
-			"(SELECT *, (epoch_ms(ts) // %d) * %d AS dt_ws FROM %s CROSS JOIN range(1, %d) r(dt_j)) WHERE dt_ws + dt_j * %d > epoch_ms(ts))",
-			step*ms, size*ms, size*ms, name, size/step+1, step*ms)
-		return f, d, fmt.Sprintf("cumulate %d/%d min", step, size)
+		return windowSpec{
+			tvf: fmt.Sprintf("TABLE(CUMULATE(TABLE %s, DESCRIPTOR(ts), %s, %s))", name, min(step), min(size)),
+			duck: fmt.Sprintf("(SELECT *, epoch_ms(dt_ws) AS window_start, epoch_ms(dt_ws + dt_j * %d) AS window_end FROM "+
+				"(SELECT *, (epoch_ms(ts) // %d) * %d AS dt_ws FROM %s CROSS JOIN range(1, %d) r(dt_j)) WHERE dt_ws + dt_j * %d > epoch_ms(ts))",
+				step*ms, size*ms, size*ms, name, size/step+1, step*ms),
+			kind: fmt.Sprintf("cumulate %d/%d min", step, size),
+		}
 	default:
 		size := sizes[g.n(len(sizes))]
-		f := fmt.Sprintf("TABLE(TUMBLE(TABLE %s, DESCRIPTOR(ts), %s))", name, min(size))
-		d := fmt.Sprintf("(SELECT *, epoch_ms((epoch_ms(ts) // %d) * %d) AS window_start, epoch_ms((epoch_ms(ts) // %d) * %d + %d) AS window_end FROM %s)",
-			size*ms, size*ms, size*ms, size*ms, size*ms, name)
-		return f, d, fmt.Sprintf("tumble %d min", size)
+		args := fmt.Sprintf("ts, %s", min(size))
+		return windowSpec{
+			tvf: fmt.Sprintf("TABLE(TUMBLE(TABLE %s, DESCRIPTOR(ts), %s))", name, min(size)),
+			duck: fmt.Sprintf("(SELECT *, epoch_ms((epoch_ms(ts) // %d) * %d) AS window_start, epoch_ms((epoch_ms(ts) // %d) * %d + %d) AS window_end FROM %s)",
+				size*ms, size*ms, size*ms, size*ms, size*ms, name),
+			kind:  fmt.Sprintf("tumble %d min", size),
+			group: "TUMBLE(" + args + ")", start: "TUMBLE_START(" + args + ")", end: "TUMBLE_END(" + args + ")",
+		}
 	}
 }
 
-// window is a window aggregate over src (a table or view with ts).
+// window is a window aggregate over src (a table or view with ts): by a window table
+// function, or by a legacy group window.
 func (g *gen) window(src source, shape string) Query {
-	f, d, kind := g.windowTVF(src.name)
+	w := g.windowTVF(src.name)
+	legacy := g.feat.LegacyWindows && w.group != "" && g.chance(0.3)
 	alias := g.fresh("w")
 	var keys []Expr
 	for _, k := range g.keys(src.cols, g.n(3)) {
@@ -443,6 +464,9 @@ func (g *gen) window(src source, shape string) Query {
 	}
 	var items []item
 	ws, we := both("window_start", TTimestamp), both("window_end", TTimestamp)
+	if legacy {
+		ws.F, we.F = w.start, w.end
+	}
 	switch {
 	case g.feat.WindowKeysSubset && g.chance(0.1):
 		items = append(items, item{ws, g.fresh("c")})
@@ -458,13 +482,21 @@ func (g *gen) window(src source, shape string) Query {
 		items = append(items, item{g.agg(src.cols), g.fresh("c")})
 	}
 	fs, ds := selectList(items)
+	from := w.tvf
+	if legacy {
+		from = src.F
+		w.kind = "legacy " + w.kind
+	}
 	q := Query{
-		Flink: "SELECT " + fs + " FROM " + f,
-		Duck:  "SELECT " + ds + " FROM " + d + " AS " + alias,
-		Shape: shape + " (" + kind + ")", Cols: colsOf(items),
+		Flink: "SELECT " + fs + " FROM " + from,
+		Duck:  "SELECT " + ds + " FROM " + w.duck + " AS " + alias,
+		Shape: shape + " (" + w.kind + ")", Cols: colsOf(items),
 	}
 	g.where(&q, source{cols: src.cols})
 	fk, dk := []string{"window_start", "window_end"}, []string{"window_start", "window_end"}
+	if legacy {
+		fk = []string{w.group}
+	}
 	for _, k := range keys {
 		fk, dk = append(fk, k.F), append(dk, k.D)
 	}
@@ -474,6 +506,31 @@ func (g *gen) window(src source, shape string) Query {
 	// window_end there ("unsupported: window_start used in WHERE, GROUP BY keys or
 	// aggregate arguments of a window aggregation").
 	g.having(&q, src.cols, false)
+	return q
+}
+
+// windowRows is a window table function without aggregation: each row once per window,
+// with window_start, window_end and window_time.
+func (g *gen) windowRows(src source) Query {
+	w := g.windowTVF(src.name)
+	alias := g.fresh("w")
+	items := []item{
+		{both("window_start", TTimestamp), g.fresh("c")},
+		{both("window_end", TTimestamp), g.fresh("c")},
+	}
+	if g.chance(0.5) {
+		items = append(items, item{Expr{F: "window_time", D: "epoch_ms(epoch_ms(window_end) - 1)", T: TTimestamp}, g.fresh("c")})
+	}
+	for range 1 + g.n(3) {
+		items = append(items, item{g.expr(src.cols, g.anyType(), 2), g.fresh("c")})
+	}
+	fs, ds := selectList(items)
+	q := Query{
+		Flink: "SELECT " + fs + " FROM " + w.tvf,
+		Duck:  "SELECT " + ds + " FROM " + w.duck + " AS " + alias,
+		Shape: "window rows (" + w.kind + ")", Cols: colsOf(items),
+	}
+	g.where(&q, source{cols: src.cols})
 	return q
 }
 
@@ -489,7 +546,7 @@ func (g *gen) windowOverView(base source) Query {
 	inner := Query{Flink: "SELECT " + f + " FROM " + base.F, Duck: "SELECT " + d + " FROM " + base.D}
 	g.where(&inner, base)
 	name := g.fresh("v")
-	q := g.window(source{name: name, cols: colsOf(items), window: true}, "window over view")
+	q := g.window(source{F: name, D: name, name: name, cols: colsOf(items), window: true}, "window over view")
 	q.Flink = "WITH " + name + " AS (" + inner.Flink + ") " + q.Flink
 	q.Duck = "WITH " + name + " AS (" + inner.Duck + ") " + q.Duck
 	return q

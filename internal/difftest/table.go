@@ -72,8 +72,8 @@ type Table struct {
 
 // Alphabets small enough that groups collide; keys mixes case and the empty string.
 var (
-	keyWords  = []string{"a", "b", "c", "A", "B", "", "ab", " a"}
-	textChars = []rune("abAB _%x")
+	keyWords  = []string{"a", "b", "c", "A", "B", "", "ab", " a", "é"}
+	textChars = []rune("abAB _%xé")
 )
 
 // GenTable makes a random table named name with up to maxRows rows.
