@@ -68,6 +68,10 @@ type OperatorMetrics struct {
 	RecordsOut int64
 	// LateDropped counts rows that arrived after every window they belong to had fired.
 	LateDropped int64
+	// LastLate is the event time of the latest row dropped as late (in the unit of
+	// Watermark), NoWatermark before the first: where the late records are in event
+	// time, as against the watermark.
+	LastLate int64
 	// BadRecords counts rows dropped because they cannot be processed, such as a NULL
 	// event time.
 	BadRecords int64
@@ -151,6 +155,7 @@ type opMetrics struct {
 	name      string
 	in, out   counter
 	late, bad counter
+	lastLate  atomic.Int64
 	watermark atomic.Int64
 	pause     atomic.Int64 // nanoseconds
 	state     stateSampling
@@ -159,6 +164,7 @@ type opMetrics struct {
 func newOpMetrics(pipeline int, name string) *opMetrics {
 	m := &opMetrics{pipeline: pipeline, name: name}
 	m.watermark.Store(NoWatermark)
+	m.lastLate.Store(NoWatermark)
 	return m
 }
 
@@ -166,6 +172,7 @@ func (m *opMetrics) reset() {
 	m.in.n.Store(0)
 	m.out.n.Store(0)
 	m.late.n.Store(0)
+	m.lastLate.Store(NoWatermark)
 	m.bad.n.Store(0)
 	m.watermark.Store(NoWatermark)
 	m.pause.Store(0)
@@ -175,7 +182,7 @@ func (m *opMetrics) snapshot() OperatorMetrics {
 	return OperatorMetrics{
 		Pipeline: m.pipeline, Name: m.name,
 		RecordsIn: m.in.load(), RecordsOut: m.out.load(),
-		LateDropped: m.late.load(), BadRecords: m.bad.load(),
+		LateDropped: m.late.load(), LastLate: m.lastLate.Load(), BadRecords: m.bad.load(),
 		Watermark: m.watermark.Load(), SnapshotPause: time.Duration(m.pause.Load()),
 		State: m.state.load(),
 	}

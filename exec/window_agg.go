@@ -111,6 +111,7 @@ func (o *windowAggOp) processBatch(ctx context.Context, b batch, out *outbox) er
 		procNow = o.zone.local(o.clock.Now().UnixMicro())
 	}
 	late, bad := 0, 0
+	lastLate := NoWatermark
 	for i, row := range b.rows {
 		if b.kind(i) != connectors.Insert {
 			return fmt.Errorf("%w: window aggregate received %s", ErrRetraction, b.kind(i))
@@ -128,6 +129,9 @@ func (o *windowAggOp) processBatch(ctx context.Context, b batch, out *outbox) er
 		if tbl == nil {
 			if isLate {
 				late++
+				if !w.procTime {
+					lastLate = row[o.cfg.timeCol].Int()
+				}
 			}
 			continue
 		}
@@ -138,6 +142,9 @@ func (o *windowAggOp) processBatch(ctx context.Context, b batch, out *outbox) er
 		}
 	}
 	o.m.late.add(late)
+	if lastLate != NoWatermark {
+		o.m.lastLate.Store(lastLate)
+	}
 	o.m.bad.add(bad)
 	return nil
 }

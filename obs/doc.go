@@ -12,7 +12,10 @@
 //	INITIALIZING(reason)            running, but a source has nothing to read yet (connecting)
 //	DEGRADED(reason)                running, but a connector works in a reduced way: partition
 //	                                discovery failing or hung, offset commits failing, no broker
-//	                                reachable; the reason is the connector's (connectors.Status)
+//	                                reachable; the reason is the connector's (connectors.Status);
+//	                                or (a Tracker) most records of the last 30 s were dropped as
+//	                                late: "97% of records in the last 30 s were late: watermark
+//	                                2030-01-01 00:00:00, records around 2025-11-29"
 //	RESTARTING(n, next attempt at)  failed, waiting to restart from its latest checkpoint
 //	FAILED(error)                   failed for good
 //	FINISHED                        its bounded inputs ended and everything was written
@@ -22,7 +25,8 @@
 // with the records read, their rate, the lag (for Kafka: high watermark minus position,
 // summed over partitions), how long catching up will take at the rate the lag shrinks,
 // the watermark and its delay behind the wall clock, the latest checkpoint, restarts,
-// late and bad records.
+// late and bad records, and the checkpoint the job resumed from (which the progress line
+// shows in its first frames).
 //
 // # Progress
 //

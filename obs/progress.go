@@ -83,11 +83,18 @@ func FormatProgress(s JobStatus) string {
 	if s.BadRecords > 0 {
 		parts = append(parts, Count(s.BadRecords)+" bad")
 	}
+	if r := s.Checkpoints.Resumed; r != nil && (s.Started.IsZero() || s.At.Sub(s.Started) < resumeShown) {
+		parts = append(parts, "resumed from "+r.Text)
+	}
 	if s.Reason != "" {
 		parts = append(parts, s.Reason)
 	}
 	return strings.Join(parts, " | ")
 }
+
+// resumeShown is how long after the start the progress line says what the job resumed
+// from (its first frames; the log and /status keep saying it).
+const resumeShown = 10 * time.Second
 
 // Combine merges the statuses of the jobs of one pipesql run into one, for its single
 // progress line: the worst state (with its reason), summed counts and rates, the least
@@ -128,6 +135,9 @@ func Combine(ss []JobStatus) JobStatus {
 		c.Checkpoints.Failed += s.Checkpoints.Failed
 		c.LateRecords += s.LateRecords
 		c.BadRecords += s.BadRecords
+		if c.Checkpoints.Resumed == nil {
+			c.Checkpoints.Resumed = s.Checkpoints.Resumed
+		}
 		c.Sources = append(c.Sources, s.Sources...)
 	}
 	return c
@@ -311,6 +321,9 @@ func LogStatus(ctx context.Context, log *slog.Logger, s JobStatus) {
 	}
 	if s.Checkpoints.Failed > 0 {
 		attrs = append(attrs, slog.Int64("checkpoints_failed", s.Checkpoints.Failed))
+	}
+	if r := s.Checkpoints.Resumed; r != nil {
+		attrs = append(attrs, slog.String("resumed_from", r.Text))
 	}
 	attrs = append(attrs, slog.Int("restarts", s.Restarts))
 	if s.State == Restarting {

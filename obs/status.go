@@ -26,7 +26,8 @@ const (
 	// Running: the job runs and nothing is wrong.
 	Running State = "RUNNING"
 	// Degraded: the job runs, but a connector works in a reduced way (partition
-	// discovery or offset commits failing, no broker reachable); Reason says how.
+	// discovery or offset commits failing, no broker reachable), or most of its records
+	// are dropped as late (see lateWindow); Reason says how.
 	Degraded State = "DEGRADED"
 	// Restarting: the job failed and waits to restart from its latest checkpoint;
 	// Restarts is the restart it waits for, NextAttempt when it runs again and Reason
@@ -92,10 +93,27 @@ type JobStatus struct {
 	// LateRecords and BadRecords are the rows dropped as late (behind every window they
 	// belong to) and as bad (a NULL event time, a record the format skipped).
 	LateRecords, BadRecords int64
-	Sources                 []SourceStatus
+	// LastLate is the event time of the latest record dropped as late, zero before the
+	// first (as an instant, like Watermark).
+	LastLate time.Time
+	// Late describes the records dropped as late over the recent window (a Tracker
+	// measures it; zero from Status).
+	Late    LateStatus
+	Sources []SourceStatus
 	// Savepoint is where the job's state was saved when it was stopped with a savepoint
 	// (STOP JOB ... WITH SAVEPOINT); such a job is FINISHED, as in Flink, not CANCELED.
 	Savepoint string
+}
+
+// LateStatus is how many records a Tracker saw dropped as late in its recent window.
+type LateStatus struct {
+	// Window is how far back it looked; Records the records read and Dropped those
+	// dropped as late within it.
+	Window           time.Duration
+	Records, Dropped int64
+	// Misconfigured is true when most of those records were late: the watermark is far
+	// from the data (restored from another input, a wrong time column or zone).
+	Misconfigured bool
 }
 
 // CheckpointStatus summarizes a job's checkpoints.
@@ -108,6 +126,26 @@ type CheckpointStatus struct {
 	// LastDuration is from its trigger to its commit, LastBytes the size it wrote.
 	LastDuration time.Duration
 	LastBytes    int64
+	// Resumed is the checkpoint the job started from, nil when it started from nothing.
+	Resumed *ResumeStatus
+}
+
+// ResumeStatus is the saved state a job resumed from.
+type ResumeStatus struct {
+	// ID is the checkpoint's id; Savepoint the savepoint's path when it was one.
+	ID        uint64
+	Savepoint string
+	// Taken is when the checkpoint was written (zero when it does not say); Dir where
+	// it was read from.
+	Taken time.Time
+	Dir   string
+	// Watermark is the watermark it restored, as the job's event time reads ("" for
+	// none); Splits how many splits' positions it restored.
+	Watermark string
+	Splits    int
+	// Text says it in words: "checkpoint 789 taken 2026-12-01 21:24:08 in DIR
+	// (watermark ..., offsets of 3 partitions)".
+	Text string
 }
 
 // SourceStatus is the status of one source table of a job.
@@ -239,7 +277,11 @@ func status(lc exec.Lifecycle, m exec.Metrics, et EventTime, now time.Time) JobS
 	}
 	sinkWM := map[int]int64{} // pipeline -> the input watermark of its last operator
 	first := map[int]bool{}
+	lastLate := exec.NoWatermark
 	for _, op := range m.Operators {
+		if op.LastLate != exec.NoWatermark {
+			lastLate = op.LastLate
+		}
 		if !first[op.Pipeline] {
 			first[op.Pipeline] = true
 			s.Records += op.RecordsIn // the source task: rows the connector produced
@@ -247,6 +289,9 @@ func status(lc exec.Lifecycle, m exec.Metrics, et EventTime, now time.Time) JobS
 		s.LateRecords += op.LateDropped
 		s.BadRecords += op.BadRecords
 		sinkWM[op.Pipeline] = op.Watermark
+	}
+	if lastLate != exec.NoWatermark {
+		s.LastLate = et.instant(lastLate)
 	}
 	if len(sinkWM) > 0 {
 		wm := exec.MaxWatermark
@@ -267,6 +312,20 @@ func status(lc exec.Lifecycle, m exec.Metrics, et EventTime, now time.Time) JobS
 	s.Checkpoints = CheckpointStatus{
 		Completed: c.Completed, Failed: c.Failed, LastID: c.LastID,
 		LastDuration: c.LastDuration, LastBytes: c.LastBytes,
+	}
+	if r := c.Resumed; r != nil {
+		rs := &ResumeStatus{ID: r.ID, Taken: r.Taken, Dir: r.Dir, Splits: r.Splits, Text: r.Text}
+		if r.From != "checkpoint" {
+			rs.Savepoint = r.From
+		}
+		switch r.Watermark {
+		case exec.NoWatermark:
+		case exec.MaxWatermark:
+			rs.Watermark = "end of input"
+		default:
+			rs.Watermark = et.text(r.Watermark)
+		}
+		s.Checkpoints.Resumed = rs
 	}
 
 	switch lc.Phase {
@@ -307,10 +366,21 @@ const sampleWindow = 10 * time.Second
 // for its lag to count as a backlog: a catch-up time is shown, or that it grows.
 const catchingUp = 2 * time.Second
 
+// lateWindow is how far back a Tracker looks at late records; when more than
+// lateShare of the records of the window were dropped as late, and at least lateLeast,
+// the job is DEGRADED: a watermark that far from the data is a misconfiguration (state
+// restored from another input, a wrong time column or zone), not the odd straggler.
+const (
+	lateWindow = 30 * time.Second
+	lateShare  = 0.5
+	lateLeast  = 100
+)
+
 // sample is what a Tracker remembers of one moment.
 type sample struct {
 	at       time.Time
 	records  int64
+	late     int64
 	lag      int64
 	lagKnown bool
 }
@@ -328,6 +398,7 @@ type Tracker struct {
 
 	mu      sync.Mutex
 	samples []sample // oldest first, none older than sampleWindow but the first kept
+	lates   []sample // the same, over lateWindow, for the share of late records
 	ckptID  uint64
 	ckptAt  time.Time
 	restart int // the Restarts of the samples; a restart resets the runtime's counters
@@ -408,15 +479,16 @@ func (t *Tracker) complete(s JobStatus) JobStatus {
 		s.Checkpoints.LastAt = t.ckptAt
 	}
 	if s.Restarts != t.restart {
-		t.restart, t.samples = s.Restarts, nil // the counters started again from zero
+		t.restart, t.samples, t.lates = s.Restarts, nil, nil // the counters started again from zero
 	}
-	cur := sample{at: now, records: s.Records, lag: s.Lag, lagKnown: s.LagKnown}
+	cur := sample{at: now, records: s.Records, late: s.LateRecords, lag: s.Lag, lagKnown: s.LagKnown}
 	if n := len(t.samples); n == 0 || now.Sub(t.samples[n-1].at) >= time.Second {
 		t.samples = append(t.samples, cur)
 		for len(t.samples) > 2 && now.Sub(t.samples[1].at) >= sampleWindow {
 			t.samples = t.samples[1:]
 		}
 	}
+	t.lateness(&s, cur)
 	if s.State == Running || s.State == Degraded || s.State == Initializing {
 		old := t.samples[0]
 		if dt := now.Sub(old.at).Seconds(); dt >= 0.5 {
@@ -438,6 +510,66 @@ func (t *Tracker) complete(s JobStatus) JobStatus {
 		}
 	}
 	return s
+}
+
+// lateness measures the records dropped as late over the last lateWindow, and makes a
+// running job DEGRADED when most were; t.mu is held.
+func (t *Tracker) lateness(s *JobStatus, cur sample) {
+	if n := len(t.lates); n == 0 || cur.at.Sub(t.lates[n-1].at) >= time.Second {
+		t.lates = append(t.lates, cur)
+	}
+	for len(t.lates) > 1 && cur.at.Sub(t.lates[0].at) > lateWindow {
+		t.lates = t.lates[1:]
+	}
+	base := t.lates[0]
+	// Before a second sample, the counters' start is the base: they were zero when the
+	// job started (a restart starts them again, but also drops the samples).
+	if base.at.Equal(cur.at) || base.at.After(cur.at) {
+		if s.Restarts != 0 || s.Started.IsZero() || cur.at.Sub(s.Started) > 2*lateWindow {
+			return
+		}
+		base = sample{at: s.Started}
+	}
+	l := LateStatus{
+		Window:  cur.at.Sub(base.at),
+		Records: cur.records - base.records,
+		Dropped: cur.late - base.late,
+	}
+	l.Misconfigured = l.Dropped >= lateLeast && float64(l.Dropped) > lateShare*float64(max(l.Records, 1))
+	s.Late = l
+	if !l.Misconfigured || (s.State != Running && s.State != Degraded) {
+		return
+	}
+	reason := fmt.Sprintf("%.0f%% of records in the last %s were late", 100*min(float64(l.Dropped)/float64(max(l.Records, 1)), 1),
+		roundWindow(l.Window))
+	var where []string
+	if s.WatermarkText != "" {
+		where = append(where, "watermark "+strings.TrimSuffix(s.WatermarkText, ".000"))
+	}
+	if !s.LastLate.IsZero() {
+		where = append(where, "records around "+s.LastLate.In(t.zone()).Format("2006-01-02"))
+	}
+	if len(where) > 0 {
+		reason += ": " + strings.Join(where, ", ")
+	}
+	if s.State == Degraded && s.Reason != "" {
+		s.Reason += "; " + reason
+	} else {
+		s.State, s.Reason = Degraded, reason
+	}
+}
+
+// zone is where the job's event time is shown.
+func (t *Tracker) zone() *time.Location {
+	if t.et.Zone != nil {
+		return t.et.Zone
+	}
+	return time.UTC
+}
+
+// roundWindow shows a window as "30 s", "4 s".
+func roundWindow(d time.Duration) string {
+	return fmt.Sprintf("%d s", max(int64(d.Round(time.Second)/time.Second), 1))
 }
 
 // Registry holds the jobs of a process, for the progress line, /status and /metrics. It
@@ -495,6 +627,21 @@ func (r *Registry) Statuses() []JobStatus {
 // MarshalJSON writes the status as the /status endpoint shows it: durations in
 // seconds, times in RFC 3339, unknown values left out.
 func (s JobStatus) MarshalJSON() ([]byte, error) {
+	type resume struct {
+		Checkpoint uint64 `json:"checkpoint"`
+		Savepoint  string `json:"savepoint,omitempty"`
+		Taken      string `json:"taken_at,omitempty"`
+		Dir        string `json:"dir,omitempty"`
+		Watermark  string `json:"watermark,omitempty"`
+		Splits     int    `json:"splits"`
+		Text       string `json:"text"`
+	}
+	type late struct {
+		WindowSec     float64 `json:"window_seconds"`
+		Records       int64   `json:"records"`
+		Dropped       int64   `json:"late"`
+		Misconfigured bool    `json:"mostly_late,omitempty"`
+	}
 	type checkpoint struct {
 		Completed       int64   `json:"completed"`
 		Failed          int64   `json:"failed"`
@@ -502,6 +649,7 @@ func (s JobStatus) MarshalJSON() ([]byte, error) {
 		LastAt          string  `json:"last_completed_at,omitempty"`
 		LastDurationSec float64 `json:"last_duration_seconds,omitempty"`
 		LastBytes       int64   `json:"last_size_bytes,omitempty"`
+		Resumed         *resume `json:"resumed_from,omitempty"`
 	}
 	type source struct {
 		Table    string `json:"table"`
@@ -529,6 +677,7 @@ func (s JobStatus) MarshalJSON() ([]byte, error) {
 		WatermarkDelay   *float64   `json:"watermark_delay_seconds,omitempty"`
 		Checkpoints      checkpoint `json:"checkpoints"`
 		LateRecords      int64      `json:"late_records"`
+		LateRecent       *late      `json:"late_recent,omitempty"`
 		BadRecords       int64      `json:"bad_records"`
 		Sources          []source   `json:"sources"`
 		Savepoint        string     `json:"savepoint,omitempty"`
@@ -551,6 +700,13 @@ func (s JobStatus) MarshalJSON() ([]byte, error) {
 		},
 		Sources:   []source{},
 		Savepoint: s.Savepoint,
+	}
+	if r := s.Checkpoints.Resumed; r != nil {
+		v.Checkpoints.Resumed = &resume{Checkpoint: r.ID, Savepoint: r.Savepoint, Taken: stamp(r.Taken), Dir: r.Dir,
+			Watermark: r.Watermark, Splits: r.Splits, Text: r.Text}
+	}
+	if l := s.Late; l.Window > 0 {
+		v.LateRecent = &late{WindowSec: l.Window.Seconds(), Records: l.Records, Dropped: l.Dropped, Misconfigured: l.Misconfigured}
 	}
 	if s.LagKnown {
 		lag := s.Lag
