@@ -160,16 +160,20 @@ func runDiff(t *testing.T, seed uint64, n int, feat Features) Stats {
 			st.Queries++
 			q := gen.Query(tab)
 			st.Shapes[strings.Fields(q.Shape)[0]]++
-			// Small batches put batch boundaries everywhere; 0 is the default.
-			batch := []int{0, 0, 1, 2, 3, 7}[rng.IntN(6)]
-			msg, rows := check(ctx, db, tab, q, batch)
+			// Small batches put batch boundaries everywhere (0 is the default), and
+			// checkpoints every millisecond put barriers between them.
+			run := pipesqlRun{batch: []int{0, 0, 1, 2, 3, 7}[rng.IntN(6)]}
+			if rng.IntN(5) == 0 {
+				run.settings = "SET 'execution.checkpointing.interval' = '1 ms';\n"
+			}
+			msg, rows := check(ctx, db, tab, q, run)
 			if rows > 0 {
 				st.NonEmpty++
 				st.Rows += rows
 			}
 			if msg != "" {
 				st.Failed++
-				t.Errorf("seed %d, table %d, query %d (%s):\n%s\n%s", seed, st.Tables, st.Queries, q.Shape, msg, report(tab, q, batch))
+				t.Errorf("seed %d, table %d, query %d (%s):\n%s\n%s", seed, st.Tables, st.Queries, q.Shape, msg, report(tab, q, run))
 				if st.Failed >= *failFlag {
 					t.Fatalf("stopping after %d failures (seed %d)", st.Failed, seed)
 				}
@@ -181,16 +185,22 @@ func runDiff(t *testing.T, seed uint64, n int, feat Features) Stats {
 	return st
 }
 
+// pipesqlRun is how pipesql runs a query: exec.Options.BatchSize and SET statements.
+type pipesqlRun struct {
+	batch    int
+	settings string
+}
+
 // check runs q through both engines and returns what differs, or "", and the number of
 // rows DuckDB returned.
-func check(ctx context.Context, db *sql.DB, tab *Table, q Query, batch int) (string, int) {
+func check(ctx context.Context, db *sql.DB, tab *Table, q Query, run pipesqlRun) (string, int) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	want, err := runDuck(ctx, db, q.Duck)
 	if err != nil {
 		return fmt.Sprintf("DuckDB failed (a generator bug): %v", err), 0
 	}
-	got, err := RunPipesql(ctx, tab.DDL()+q.Flink+";\n", batch)
+	got, err := RunPipesql(ctx, run.settings+tab.DDL()+q.Flink+";\n", run.batch)
 	if err != nil {
 		return fmt.Sprintf("pipesql failed: %v\nDuckDB result:\n%s", err, FormatRows(want)), len(want)
 	}
@@ -201,9 +211,9 @@ func check(ctx context.Context, db *sql.DB, tab *Table, q Query, batch int) (str
 }
 
 // report shows what reproduces a failure: the table, its data and both queries.
-func report(tab *Table, q Query, batch int) string {
+func report(tab *Table, q Query, run pipesqlRun) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "-- table DDL (%d rows, pipesql batch size %d):\n%s", len(tab.Rows), batch, tab.DDL())
+	fmt.Fprintf(&b, "-- table DDL (%d rows, pipesql batch size %d):\n%s%s", len(tab.Rows), run.batch, run.settings, tab.DDL())
 	for _, p := range tab.Paths {
 		data, _ := os.ReadFile(p)
 		lines := strings.SplitAfter(string(data), "\n")

@@ -38,6 +38,10 @@ type Features struct {
 	MinMaxTime       bool // MIN/MAX of the event time
 	WindowKeysSubset bool // window aggregates that leave window_start or window_end out of SELECT
 	Decimal          bool // the DECIMAL(10, 2) column m and its arithmetic
+	// ROUND(DECIMAL(p, s), d) with d < s: Flink types it DECIMAL(1 + p - s + d, d), so
+	// CAST(ROUND(36.25, 1) AS STRING) is '36.3'; pipesql keeps the scale s and gives
+	// '36.30' (funcs.roundRet sees only the argument types, not the literal d).
+	RoundDecimal     bool
 	TimeFuncs        bool // TIMESTAMP expressions: intervals, FLOOR TO, EXTRACT, DATE_FORMAT, TIMESTAMPDIFF
 	MoreFuncs        bool // GREATEST, LEAST, IF, simple CASE, TRIM(BOTH ...), MD5, INSTR, math
 	Regex            bool // REGEXP, REGEXP_REPLACE
@@ -54,7 +58,7 @@ func AllFeatures() Features {
 		StringFuncs: true, Position: true, IntDivision: true, CastDoubleToInt: true,
 		RoundFloorCeil: true, ConcatWS: true, NullIf: true, MinMaxBool: true, MinMaxTime: true,
 		WindowKeysSubset: true, Decimal: true, TimeFuncs: true, MoreFuncs: true, Regex: true,
-		WindowProjection: true, LegacyWindows: true,
+		WindowProjection: true, LegacyWindows: true, RoundDecimal: true,
 	}
 }
 
@@ -253,7 +257,9 @@ func (g *gen) decimalExpr(sc []Column, d int) Expr {
 	case 3:
 		return wrap2(TDecimal, "CAST(%s AS DECIMAL(10, 2))", "CAST(%s AS DECIMAL(10,2))", g.leaf(sc, TInt))
 	case 4:
-		return wrap(TDecimal, fmt.Sprintf("ROUND(%%s, %d)", g.n(2)), g.col(sc, TDecimal))
+		if g.feat.RoundDecimal {
+			return wrap(TDecimal, fmt.Sprintf("ROUND(%%s, %d)", g.n(2)), g.col(sc, TDecimal))
+		}
 	case 5:
 		return wrap(TDecimal, "ABS(%s)", g.expr(sc, TDecimal, d))
 	}
