@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pipesql/pipesql/config"
 	"github.com/pipesql/pipesql/types"
 )
 
@@ -297,37 +298,5 @@ func IsWindowFunc(name string) bool { return windowFuncs[strings.ToUpper(name)] 
 // did you mean FLOOR?", or "" when nothing is close enough to be a plausible typo.
 func Closest(name string) string {
 	name = strings.ToUpper(strings.TrimSpace(name))
-	best, bestDist := "", 1<<30
-	for _, n := range AllNames() {
-		d := editDistance(name, n)
-		if d < bestDist || (d == bestDist && n < best) {
-			best, bestDist = n, d
-		}
-	}
-	limit := max(2, len(name)/3)
-	if bestDist > limit {
-		return ""
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between two ASCII names.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return config.Closest(name, AllNames(), config.SuggestionDistance(name))
 }

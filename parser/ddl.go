@@ -2,6 +2,8 @@ package parser
 
 import (
 	"strconv"
+
+	"github.com/pipesql/pipesql/config"
 )
 
 // parseCreateTable parses the rest of CREATE [TEMPORARY] TABLE after TABLE.
@@ -509,36 +511,8 @@ func unknownType(t token) error {
 	if len(t.val) > 4 {
 		limit = 3
 	}
-	best, bestDist := "", limit
-	for _, n := range append(append([]string{}, typeNames...), "INTEGER", "NUMERIC") {
-		if d := editDistance(t.val, n); d < bestDist {
-			best, bestDist = n, d
-		}
-	}
-	if best != "" {
+	if best := config.Closest(t.val, append(append([]string{}, typeNames...), "INTEGER", "NUMERIC"), limit-1); best != "" {
 		return syntaxErr(t.pos, "unknown type %s: did you mean %s?", t.text, best)
 	}
 	return syntaxErr(t.pos, "unknown type %s: expected one of %s", t.text, orList(typeNames))
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -9,6 +9,8 @@ package parser
 // by name. The lexer keeps each /*+ ... */ as a token of its own, so a hint anywhere else
 // is an error as well: no hint is ever dropped the way comments are.
 
+import "github.com/pipesql/pipesql/config"
+
 // queryHints are the hints Flink knows besides OPTIONS, with why pipesql refuses them.
 var queryHints = []struct{ name, why string }{
 	{"BROADCAST", "a join hint, and pipesql runs no joins"},
@@ -96,13 +98,7 @@ func unknownHint(t token) error {
 	for _, h := range queryHints {
 		names = append(names, h.name)
 	}
-	best, bestDist := "", 3
-	for _, n := range names {
-		if d := editDistance(t.val, n); d < bestDist {
-			best, bestDist = n, d
-		}
-	}
-	if best != "" {
+	if best := config.Closest(t.val, names, 2); best != "" {
 		return syntaxErr(t.pos, "unknown hint %s: did you mean %s?", t.text, best)
 	}
 	return syntaxErr(t.pos, "unknown hint %s: expected %s", t.text, orList(names))

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pipesql/pipesql/connectors"
+	"github.com/pipesql/pipesql/config"
 	"github.com/pipesql/pipesql/parser"
 )
 
@@ -14,6 +14,8 @@ import (
 type Session struct {
 	cat      *Catalog
 	settings map[string]string
+	// warnings are those of the SET statements since the last TakeWarnings.
+	warnings []string
 }
 
 // NewSession returns a session with an empty catalog and no options set.
@@ -69,20 +71,34 @@ func statementName(stmt parser.Statement) string {
 	return strings.TrimPrefix(n, "*parser.")
 }
 
-// Set validates and sets one option, for SET 'key' = 'value' and the CLI's --set.
-// Known keys must have a valid value (table.local-time-zone a zone Flink accepts,
-// durations that parse, enum members); an unknown key within two edits of a known one
-// is refused as a typo; other unknown keys are kept, as Flink keeps them.
+// Set validates and sets one option, for SET 'key' = 'value' and the CLI's --set, by
+// the rules of package config: a declared key must have a valid value (a zone Flink
+// accepts, a duration that parses, an enum member); a declared key without effect in
+// pipesql, or an undeclared key under a Flink namespace, is kept with a warning (see
+// TakeWarnings); a likely typo of a declared key, or a key that is not Flink's, is
+// refused, naming the closest declared key.
 func (s *Session) Set(key, value string) error {
 	key, value = strings.TrimSpace(key), strings.TrimSpace(value)
 	if key == "" {
 		return kindErrorf(ErrInvalidSetting, "invalid setting: empty key")
 	}
-	if err := validateSetting(key, value); err != nil {
+	warning, err := validateSetting(key, value)
+	if err != nil {
 		return err
+	}
+	if warning != "" {
+		s.warnings = append(s.warnings, warning)
 	}
 	s.settings[key] = value
 	return nil
+}
+
+// TakeWarnings returns the warnings of the settings set since the last call (a key
+// accepted without effect in pipesql), for the front end to show, and forgets them.
+func (s *Session) TakeWarnings() []string {
+	w := s.warnings
+	s.warnings = nil
+	return w
 }
 
 // Reset removes the option key, or every option when key is "".
@@ -102,8 +118,8 @@ func (s *Session) Setting(key string) string {
 	if v, ok := s.settings[key]; ok {
 		return v
 	}
-	if spec, ok := findSetting(key); ok {
-		return spec.Default
+	if k, ok := config.Lookup(key); ok {
+		return k.Default
 	}
 	return ""
 }
@@ -116,13 +132,14 @@ func (s *Session) Views() []string { return s.cat.ViewNames() }
 
 // planner returns a query planner over the session's catalog and settings.
 func (s *Session) planner() (*planner, error) {
-	loc, err := LoadTimeZone(s.Setting(SettingLocalTimeZone))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidSetting, SettingLocalTimeZone, err)
+	v := config.Read(s.settings)
+	idle := v.Duration(config.SourceIdleTimeout)
+	loc, err := config.LoadTimeZone(v.String(config.LocalTimeZone))
+	if err == nil {
+		err = v.Err()
 	}
-	idle, err := connectors.ParseDuration(s.Setting(SettingSourceIdleTimeout))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidSetting, SettingSourceIdleTimeout, err)
+		return nil, fmt.Errorf("%w: %v", ErrInvalidSetting, err)
 	}
 	return &planner{cat: s.cat, loc: loc, sourceIdle: idle}, nil
 }

@@ -30,7 +30,8 @@ func TestSessionSet(t *testing.T) {
 		{"table.local-timezone", "UTC", ErrUnknownSetting, "did you mean 'table.local-time-zone'?"},
 		{"execution.checkpointing.intervall", "10 s", ErrUnknownSetting, "did you mean 'execution.checkpointing.interval'?"},
 		{"pipeline.max-parallelism", "128", nil, ""},
-		{"my.own.key", "anything", nil, ""},
+		{"table.optimizer.some-switch", "true", nil, ""},
+		{"my.own.key", "anything", ErrUnknownSetting, "unknown setting 'my.own.key'"},
 	}
 	for _, tt := range tests {
 		s := NewSession()
@@ -53,13 +54,13 @@ func TestSessionSettingsAndReset(t *testing.T) {
 	if got := s.Setting(SettingLocalTimeZone); got != "default" {
 		t.Errorf("default %s = %q, want default", SettingLocalTimeZone, got)
 	}
-	for _, kv := range [][2]string{{"table.local-time-zone", "Europe/Berlin"}, {"execution.checkpointing.interval", "10 s"}, {"a.b", "c"}} {
+	for _, kv := range [][2]string{{"table.local-time-zone", "Europe/Berlin"}, {"execution.checkpointing.interval", "10 s"}, {"table.a.b", "c"}} {
 		if err := s.Set(kv[0], kv[1]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	got := s.Settings()
-	want := [][2]string{{"a.b", "c"}, {"execution.checkpointing.interval", "10 s"}, {"table.local-time-zone", "Europe/Berlin"}}
+	want := [][2]string{{"execution.checkpointing.interval", "10 s"}, {"table.a.b", "c"}, {"table.local-time-zone", "Europe/Berlin"}}
 	if len(got) != len(want) {
 		t.Fatalf("Settings() = %v, want %v", got, want)
 	}
@@ -68,9 +69,9 @@ func TestSessionSettingsAndReset(t *testing.T) {
 			t.Errorf("Settings()[%d] = %v, want %v", i, got[i], want[i])
 		}
 	}
-	s.Reset("a.b")
+	s.Reset("table.a.b")
 	if len(s.Settings()) != 2 {
-		t.Errorf("after Reset(a.b): %v", s.Settings())
+		t.Errorf("after Reset(table.a.b): %v", s.Settings())
 	}
 	s.Reset("")
 	if len(s.Settings()) != 0 {
@@ -78,27 +79,24 @@ func TestSessionSettingsAndReset(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want int
-	}{
-		{"kafka", "kafka", 0},
-		{"kafak", "kafka", 1}, // adjacent swap counts once
-		{"scan.topic-partition-discover.interval", "scan.topic-partition-discovery.interval", 1},
-		{"", "abc", 3},
-		{"COUNT", "count", 0},
-		{"datagen", "blackhole", 8},
-	}
-	for _, tt := range tests {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+// A key without effect is set with a warning saying so, which TakeWarnings hands over
+// once; a key with an effect warns nothing.
+func TestSessionSetWarnings(t *testing.T) {
+	s := NewSession()
+	for _, kv := range [][2]string{{"parallelism.default", "4"}, {"pipeline.name", "x"}, {"table.optimizer.some-switch", "on"}} {
+		if err := s.Set(kv[0], kv[1]); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if got := closest("kafak", []string{"upsert-kafka", "kafka", "print"}, 2); got != "kafka" {
-		t.Errorf("closest(kafak) = %q", got)
+	w := s.TakeWarnings()
+	if len(w) != 2 || !strings.Contains(w[0], "'parallelism.default' has no effect in pipesql") ||
+		!strings.Contains(w[1], "'table.optimizer.some-switch' is not known to pipesql") {
+		t.Errorf("warnings = %q", w)
 	}
-	if got := closest("zzzzz", []string{"kafka", "print"}, 2); got != "" {
-		t.Errorf("closest(zzzzz) = %q, want none", got)
+	if w := s.TakeWarnings(); len(w) != 0 {
+		t.Errorf("warnings again = %q, want none", w)
+	}
+	if got := s.Setting("parallelism.default"); got != "4" {
+		t.Errorf("parallelism.default = %q, want it kept", got)
 	}
 }

@@ -2,11 +2,14 @@ package kafka
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pipesql/pipesql/config"
 )
 
 // Translation says what a Kafka client property written in a Flink job means in pipesql.
@@ -510,7 +513,7 @@ func resolveProperties(table string, options map[string]string, r role) (*client
 		if !ok {
 			if !librdkafkaSet[name] {
 				return nil, optionError(table, k, options[k], fmt.Errorf("%w; did you mean '%s%s'?",
-					ErrUnknownProperty, propertiesPrefix, closest(name, validPropertyNames())))
+					ErrUnknownProperty, propertiesPrefix, config.Closest(name, validPropertyNames(), math.MaxInt32)))
 			}
 			native = append(native, name)
 			continue
@@ -630,36 +633,4 @@ func splitBrokers(v string) []string {
 		}
 	}
 	return out
-}
-
-// closest returns the candidate with the smallest edit distance to name.
-func closest(name string, candidates []string) string {
-	best, bestD := "", -1
-	for _, c := range candidates {
-		if d := editDistance(name, c); bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
