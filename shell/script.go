@@ -25,6 +25,7 @@ type Runner struct {
 	out     io.Writer
 	eng     *engine.Engine
 	watch   func(ctx context.Context) (stop func())
+	warn    func(msg string)
 
 	explainOnly bool
 	// chatty confirms each statement that prints nothing else, as Flink's SQL client does;
@@ -46,13 +47,16 @@ type RunnerOptions struct {
 	// Watch, when set, shows the jobs' progress while RunJobs waits for them; it returns
 	// the function that ends the showing.
 	Watch func(ctx context.Context) (stop func())
+	// Warn, when set, receives the warnings of SET statements and --set flags (a key
+	// without effect in pipesql); the interactive shell prints them as [WARN] lines.
+	Warn func(msg string)
 }
 
 // NewRunner returns a Runner with an empty session.
 func NewRunner(opts RunnerOptions) *Runner {
 	return &Runner{
 		session: planner.NewSession(), sources: map[string]string{}, out: opts.Out,
-		eng: opts.Engine, watch: opts.Watch, explainOnly: opts.ExplainOnly,
+		eng: opts.Engine, watch: opts.Watch, explainOnly: opts.ExplainOnly, warn: opts.Warn,
 	}
 }
 
@@ -69,6 +73,7 @@ func (r *Runner) ApplySets(sets []string) error {
 		if err := r.session.Set(strings.TrimSpace(key), strings.TrimSpace(value)); err != nil {
 			return userErr{fmt.Errorf("--set %s: %w", key, err)}
 		}
+		r.showWarnings()
 	}
 	return nil
 }
@@ -115,6 +120,7 @@ func (r *Runner) Execute(ctx context.Context, stmt parser.Statement) error {
 		if err := r.session.Apply(s); err != nil {
 			return r.sqlErr(err)
 		}
+		r.showWarnings()
 		r.confirm()
 		return nil
 	case *parser.CreateTable, *parser.CreateView, *parser.DropTable, *parser.DropView, *parser.Reset:
@@ -252,6 +258,19 @@ func (r *Runner) runQuery(ctx context.Context, prog *planner.Program) error {
 	err = job.Run(ctx)
 	tw.footer()
 	return err
+}
+
+// showWarnings shows the session's warnings: a [WARN] line in the interactive shell,
+// else through RunnerOptions.Warn.
+func (r *Runner) showWarnings() {
+	for _, w := range r.session.TakeWarnings() {
+		switch {
+		case r.chatty:
+			fmt.Fprintln(r.out, "[WARN] "+w)
+		case r.warn != nil:
+			r.warn(w)
+		}
+	}
 }
 
 func (r *Runner) confirm() {

@@ -24,7 +24,8 @@ func prepare(ctx context.Context, cf *commonFlags, stdout, stderr io.Writer, exp
 	if err != nil {
 		return nil, shell.UserError(err)
 	}
-	r := shell.NewRunner(shell.RunnerOptions{Out: o.stdout, Engine: eng, ExplainOnly: explainOnly, Watch: o.watch})
+	r := shell.NewRunner(shell.RunnerOptions{Out: o.stdout, Engine: eng, ExplainOnly: explainOnly, Watch: o.watch,
+		Warn: func(msg string) { o.log.Warn(msg) }})
 	if err := r.ApplySets(cf.sets); err != nil {
 		return nil, err
 	}

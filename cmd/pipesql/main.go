@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/pipesql/pipesql/config"
 	"github.com/pipesql/pipesql/shell"
 )
 
@@ -49,6 +50,8 @@ Flags of run (checkpoints: SET 'execution.checkpointing.interval' = '10 s' turns
   --savepoint-dir DIR          on SIGTERM, also write a savepoint under DIR
   --allow-non-restored-state   start even when saved state no longer matches the job: changed
                                operators start empty (execution.savepoint.ignore-unclaimed-state)
+  --fresh                      start without restoring the job's checkpoints; they are kept,
+                               renamed to DIR.<time> (pipesql.restore.fresh)
 
 Flags of shell:
   -f FILE            run FILE non-interactively, exactly as run does; piped input does the same
@@ -60,7 +63,7 @@ Examples:
   pipesql explain examples/dau.sql
 
 Exit codes: 0 success, 1 a job failed, 2 usage or SQL error, or saved state that does not
-match the job.
+match the job or its input.
 `
 
 func main() {
@@ -95,16 +98,10 @@ func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func suggestCommand(cmd string) string {
-	best, bestDist := "", 3
-	for _, c := range []string{"run", "explain", "shell", "demo"} {
-		if d := levenshtein(cmd, c); d < bestDist {
-			best, bestDist = c, d
-		}
+	if c := config.Closest(cmd, []string{"run", "explain", "shell", "demo"}, 2); c != "" {
+		return fmt.Sprintf(": did you mean %q?", c)
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(": did you mean %q?", best)
+	return ""
 }
 
 // commonFlags are the flags of run, explain and shell.
@@ -169,25 +166,4 @@ func exitCode(err error) int {
 		return exitUsage
 	}
 	return exitJobFailed
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -490,6 +490,10 @@ func TestShellResultModesAndSavepoints(t *testing.T) {
 	tm.line("CREATE TABLE nums (id INT, n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '4', " +
 		"'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '4', 'fields.n.min' = '1', 'fields.n.max' = '1');")
 	tm.expectText("[INFO] Execute statement succeeded.")
+	// A key without effect in pipesql is set with a warning saying so.
+	tm.line("SET 'parallelism.default' = '2';")
+	tm.expectText("[WARN] setting 'parallelism.default' has no effect in pipesql")
+	tm.expectText("[INFO] Execute statement succeeded.")
 
 	// changelog: the changes with their kinds; a bounded query ends by itself.
 	tm.line("SET 'sql-client.execution.result-mode' = 'changelog';")
