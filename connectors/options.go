@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/pipesql/pipesql/config"
 )
 
 // ErrInvalidOption is returned (inside an *OptionError) when an option's value cannot be
@@ -205,64 +207,25 @@ func FormatOptions(tableOptions map[string]string, prefix, name string) map[stri
 	return out
 }
 
-// ParseBool reads 'true' or 'false' (any case), as Flink's boolean options.
+// ParseBool reads 'true' or 'false' (any case), as Flink's boolean options (see
+// config.ParseBool); the error wraps ErrInvalidOption.
 func ParseBool(s string) (bool, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
+	b, err := config.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", ErrInvalidOption, err)
 	}
-	return false, fmt.Errorf("%w: expected true or false", ErrInvalidOption)
+	return b, nil
 }
 
-// ParseDuration reads a duration the way Flink's TimeUtils.parseDuration does: a number
-// followed by an optional unit (d, h, min, s, ms, us/µs, ns and their long forms, such as
-// '5 min', '30s', '1 h', '2 days'); a bare number is milliseconds. Go's own forms
-// ('1m30s') are accepted too.
+// ParseDuration reads a duration the way Flink's TimeUtils.parseDuration does ('5 min',
+// '30s', '1 h', '2 days'; a bare number is milliseconds; see config.ParseDuration); the
+// error wraps ErrInvalidOption.
 func ParseDuration(s string) (time.Duration, error) {
-	t := strings.TrimSpace(s)
-	if t == "" {
-		return 0, fmt.Errorf("%w: empty duration", ErrInvalidOption)
-	}
-	i := 0
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("%w: a duration must start with a number", ErrInvalidOption)
-	}
-	unit := strings.ToLower(strings.TrimSpace(t[i:]))
-	n, err := strconv.ParseInt(t[:i], 10, 64)
+	d, err := config.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("%w: duration number out of range", ErrInvalidOption)
+		return 0, fmt.Errorf("%w: %v", ErrInvalidOption, err)
 	}
-	var mult time.Duration
-	switch unit {
-	case "", "ms", "milli", "millis", "millisecond", "milliseconds":
-		mult = time.Millisecond
-	case "d", "day", "days":
-		mult = 24 * time.Hour
-	case "h", "hour", "hours":
-		mult = time.Hour
-	case "min", "m", "minute", "minutes":
-		mult = time.Minute
-	case "s", "sec", "secs", "second", "seconds":
-		mult = time.Second
-	case "us", "µs", "micro", "micros", "microsecond", "microseconds":
-		mult = time.Microsecond
-	case "ns", "nano", "nanos", "nanosecond", "nanoseconds":
-		mult = time.Nanosecond
-	default:
-		if d, err := time.ParseDuration(strings.ReplaceAll(t, " ", "")); err == nil && d >= 0 {
-			return d, nil
-		}
-		return 0, fmt.Errorf("%w: unknown duration unit %q (use d, h, min, s, ms, us or ns)", ErrInvalidOption, unit)
-	}
-	if n > int64(math.MaxInt64/mult) {
-		return 0, fmt.Errorf("%w: duration out of range", ErrInvalidOption)
-	}
-	return time.Duration(n) * mult, nil
+	return d, nil
 }
 
 // ParseMemorySize reads a size the way Flink's MemorySize does: a number followed by an
