@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pipesql/pipesql/config"
 	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/exec"
 	"github.com/pipesql/pipesql/obs"
@@ -20,7 +21,7 @@ import (
 
 // SettingMetricsAddress is the setting that serves the metrics and status of the jobs
 // planned with it, as Options.MetricsAddr does.
-const SettingMetricsAddress = "metrics.address"
+const SettingMetricsAddress = config.MetricsAddress
 
 // Options configures an Engine. The zero value is valid.
 type Options struct {
@@ -136,7 +137,7 @@ func (e *Engine) Submit(ctx context.Context, prog *planner.Program) (*Job, error
 // those still running (see JobKeys). Errors in what the user wrote match ErrInvalidJob.
 func (e *Engine) SubmitAll(ctx context.Context, progs []*planner.Program) ([]*Job, error) {
 	for _, prog := range progs {
-		if addr := strings.TrimSpace(prog.Settings[SettingMetricsAddress]); addr != "" {
+		if addr := config.Read(prog.Settings).String(SettingMetricsAddress); addr != "" {
 			if err := e.serve(addr); err != nil {
 				return nil, invalidJob{fmt.Errorf("SET '%s' = '%s': %w", SettingMetricsAddress, addr, err)}
 			}
@@ -219,7 +220,7 @@ func (e *Engine) uniqueKeys(keys []string) []string {
 // JobName is pipeline.name when set, else Flink's default: insert-into_ and the sink
 // tables.
 func JobName(prog *planner.Program) string {
-	if name := prog.Settings["pipeline.name"]; name != "" {
+	if name := config.Read(prog.Settings).String(config.PipelineName); name != "" {
 		return name
 	}
 	var sinks []string
@@ -280,11 +281,7 @@ func (e *Engine) Stop(ctx context.Context, id string, opts StopOptions) (savepoi
 	}
 	dir := opts.SavepointDir
 	if dir == "" {
-		for _, key := range []string{exec.KeySavepointDir, exec.KeySavepointDirOld} {
-			if v := j.prog.Settings[key]; v != "" && dir == "" {
-				dir = v
-			}
-		}
+		dir = config.Read(j.prog.Settings).Dir(config.SavepointDir)
 	}
 	if dir == "" {
 		return "", ErrNoSavepointDir

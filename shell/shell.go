@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/chzyer/readline"
 
+	"github.com/pipesql/pipesql/config"
 	"github.com/pipesql/pipesql/connectors/builtin"
 	"github.com/pipesql/pipesql/engine"
 	"github.com/pipesql/pipesql/exec"
@@ -338,17 +338,18 @@ func (sh *shell) query(s *parser.QueryStatement) error {
 	if err != nil {
 		return sh.r.sqlErr(err)
 	}
-	mode := strings.ToLower(sh.r.session.Setting("sql-client.execution.result-mode"))
+	v := sh.values()
+	mode := strings.ToLower(v.Enum(config.ResultMode))
 	if !sh.live {
 		mode = modeTableau
 	}
-	maxCol := sh.intSetting("table.display.max-column-width", 30)
-	if v, ok := sh.setting("sql-client.display.max-column-width"); ok {
-		maxCol = atoiOr(v, maxCol)
+	maxCol := v.Int(config.TableMaxColumnWidth)
+	if v.IsSet(config.DisplayMaxColumnWidth) {
+		maxCol = v.Int(config.DisplayMaxColumnWidth)
 	}
 	view := newResultView(mode, prog.Pipelines[0].Root.Schema(), viewOptions{
 		out: sh.out, size: sh.size, live: sh.live, maxColWidth: maxCol,
-		maxRows: sh.intSetting("sql-client.execution.max-table-result.rows", 1_000_000),
+		maxRows: v.Int(config.MaxTableResultRows),
 	})
 	job, err := sh.r.eng.Query(prog, view.collect)
 	if err != nil {
@@ -391,24 +392,13 @@ func (sh *shell) query(s *parser.QueryStatement) error {
 	}
 }
 
-func (sh *shell) setting(key string) (string, bool) {
+// values reads the session's settings, with the defaults of config's table.
+func (sh *shell) values() *config.Values {
+	m := map[string]string{}
 	for _, kv := range sh.r.session.Settings() {
-		if kv[0] == key {
-			return kv[1], true
-		}
+		m[kv[0]] = kv[1]
 	}
-	return "", false
-}
-
-func (sh *shell) intSetting(key string, def int) int {
-	return atoiOr(sh.r.session.Setting(key), def)
-}
-
-func atoiOr(s string, def int) int {
-	if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 0 {
-		return n
-	}
-	return def
+	return config.Read(m)
 }
 
 // seconds formats d as 3.2s.
@@ -507,16 +497,9 @@ func (sh *shell) stopJob(s *parser.StopJob) error {
 // savepoint directory (execution.checkpointing.savepoint-dir, or state.savepoints.dir, as
 // set now in the session or when the job was submitted).
 func (sh *shell) stopWithSavepoint(s *parser.StopJob, j *engine.Job) error {
-	dir := ""
-	for _, key := range []string{exec.KeySavepointDir, exec.KeySavepointDirOld} {
-		if v, ok := sh.setting(key); ok && dir == "" {
-			dir = v
-		}
-	}
-	for _, key := range []string{exec.KeySavepointDir, exec.KeySavepointDirOld} {
-		if v := j.Program().Settings[key]; v != "" && dir == "" {
-			dir = v
-		}
+	dir := sh.values().Dir(config.SavepointDir)
+	if dir == "" {
+		dir = config.Read(j.Program().Settings).Dir(config.SavepointDir)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
