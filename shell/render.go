@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pipesql/pipesql/config"
 	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/exec"
 	"github.com/pipesql/pipesql/planner"
@@ -550,7 +551,7 @@ type sourceDesc struct {
 }
 
 func newStartup(prog *planner.Program) *startup {
-	s := &startup{restoreFrom: prog.Settings[exec.KeySavepointPath]}
+	s := &startup{restoreFrom: config.Read(prog.Settings).Dir(config.SavepointPath)}
 	for i, p := range prog.Pipelines {
 		n := p.Root
 		for len(n.Children()) > 0 {

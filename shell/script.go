@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pipesql/pipesql/config"
 	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/engine"
 	"github.com/pipesql/pipesql/funcs"
@@ -237,7 +238,7 @@ func (r *Runner) submitErr(err error) error {
 }
 
 func jobName(prog *planner.Program, i int) string {
-	if name := prog.Settings["pipeline.name"]; name != "" {
+	if name := config.Read(prog.Settings).String(config.PipelineName); name != "" {
 		return fmt.Sprintf("%q", name)
 	}
 	return fmt.Sprintf("#%d", i+1)
