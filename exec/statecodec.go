@@ -3,8 +3,6 @@ package exec
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
-	"math/big"
 
 	"github.com/pipesql/pipesql/types"
 )
@@ -116,120 +114,26 @@ func appendLenBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
+// stateEncoding is how exec's state holds a SQL value: types' value encoding, with
+// DECIMALs as text, the layout of state version 1.
+const stateEncoding = types.TextDecimals
+
 // appendStateValue appends v: its kind, then its payload.
 func appendStateValue(dst []byte, v types.Value) []byte {
-	k := v.Kind()
-	dst = append(dst, byte(k))
-	switch k {
-	case types.Null:
-	case types.Boolean, types.TinyInt, types.SmallInt, types.Int, types.BigInt,
-		types.Date, types.Time, types.Timestamp, types.TimestampLTZ,
-		types.IntervalDayTime, types.IntervalYearMonth:
-		dst = binary.AppendVarint(dst, v.Int())
-	case types.Float, types.Double:
-		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v.Float()))
-	case types.Decimal:
-		dst = appendLenBytes(dst, []byte(v.Rat().RatString()))
-	case types.Char, types.Varchar, types.Bytes:
-		dst = binary.AppendUvarint(dst, uint64(len(v.Str())))
-		dst = append(dst, v.Str()...)
-	case types.Array, types.Struct:
-		elems := v.Elems()
-		dst = binary.AppendUvarint(dst, uint64(len(elems)))
-		for _, e := range elems {
-			dst = appendStateValue(dst, e)
-		}
-	case types.Map:
-		entries := v.Entries()
-		dst = binary.AppendUvarint(dst, uint64(len(entries)))
-		for _, e := range entries {
-			dst = appendStateValue(dst, e.Key)
-			dst = appendStateValue(dst, e.Value)
-		}
-	}
-	return dst
+	return types.AppendValue(dst, v, stateEncoding)
 }
 
-// maxValueDepth bounds the nesting of composite values read back, so that corrupt data
-// cannot recurse without end.
-const maxValueDepth = 64
-
-func (d *stateDecoder) value(depth int) types.Value {
-	if depth > maxValueDepth {
-		d.fail("values nested deeper than %d", maxValueDepth)
-		return types.NullValue
-	}
-	k := types.Kind(d.byte())
+func (d *stateDecoder) value() types.Value {
 	if d.err != nil {
 		return types.NullValue
 	}
-	switch k {
-	case types.Null:
+	v, n, err := types.DecodeValue(d.data[d.off:], stateEncoding)
+	if err != nil {
+		d.fail("%v", err)
 		return types.NullValue
-	case types.Boolean:
-		return types.BoolValue(d.varint() != 0)
-	case types.TinyInt, types.SmallInt, types.Int, types.BigInt,
-		types.Date, types.Time, types.Timestamp, types.TimestampLTZ,
-		types.IntervalDayTime, types.IntervalYearMonth:
-		n := d.varint()
-		switch k {
-		case types.Date:
-			return types.DateValue(n)
-		case types.Time:
-			return types.TimeValue(n)
-		case types.Timestamp:
-			return types.TimestampValue(n)
-		case types.TimestampLTZ:
-			return types.TimestampLTZValue(n)
-		case types.IntervalDayTime:
-			return types.IntervalValue(n)
-		case types.IntervalYearMonth:
-			return types.IntervalMonthsValue(n)
-		}
-		return types.IntValue(k, n)
-	case types.Float, types.Double:
-		b := d.bytes(8)
-		if d.err != nil {
-			return types.NullValue
-		}
-		f := math.Float64frombits(binary.LittleEndian.Uint64(b))
-		if k == types.Float {
-			return types.FloatValue(f)
-		}
-		return types.DoubleValue(f)
-	case types.Decimal:
-		s := d.lenBytes()
-		r, ok := new(big.Rat).SetString(string(s))
-		if d.err == nil && !ok {
-			d.fail("bad decimal %q", s)
-		}
-		if d.err != nil {
-			return types.NullValue
-		}
-		return types.DecimalValue(r)
-	case types.Char, types.Varchar:
-		return types.StringValue(string(d.lenBytes()))
-	case types.Bytes:
-		return types.BytesValue(d.lenBytes())
-	case types.Array, types.Struct:
-		elems := make([]types.Value, d.count(1))
-		for i := range elems {
-			elems[i] = d.value(depth + 1)
-		}
-		if k == types.Array {
-			return types.ArrayValue(elems)
-		}
-		return types.RowValue(elems)
-	case types.Map:
-		entries := make([]types.MapEntry, d.count(2))
-		for i := range entries {
-			entries[i].Key = d.value(depth + 1)
-			entries[i].Value = d.value(depth + 1)
-		}
-		return types.MapValue(entries)
 	}
-	d.fail("unknown value kind %d", k)
-	return types.NullValue
+	d.off += n
+	return v
 }
 
 // appendStateRow appends a row of values, its length first.
@@ -248,7 +152,7 @@ func (d *stateDecoder) row() types.Row {
 	}
 	r := make(types.Row, n)
 	for i := range r {
-		r[i] = d.value(0)
+		r[i] = d.value()
 	}
 	return r
 }

@@ -19,24 +19,33 @@ import (
 //	ARRAY, ROW                                                uvarint count, values
 //	MAP                                                       uvarint count, key and value pairs
 //
-// It is self-delimiting, so values concatenate. Checkpointed state (exec and exec/agg)
-// stores values this way, so the layout changes only with their version bytes.
-//
-// The canonical form gives values that SQL considers equal the same bytes: every integer
-// kind as BIGINT, CHAR as VARCHAR, FLOAT as DOUBLE, -0.0 as 0.0, every NaN as one NaN, and
-// (as always) a DECIMAL by its value whatever its scale. It is the identity of a value in
-// GROUP BY keys, distinct-value sets and dictionaries.
+// It is self-delimiting, so values concatenate. An Encoding changes it where it says;
+// checkpointed state stores values this way (exec with TextDecimals, exec/agg without),
+// and a group key's bytes choose its key group, so none of these layouts changes
+// without a state version.
 
-// AppendValue appends the encoding of v to dst.
-func AppendValue(dst []byte, v Value) []byte { return appendValue(dst, v, false) }
+// An Encoding selects a variant of the value encoding.
+type Encoding uint8
 
-// AppendCanonicalValue appends the canonical encoding of v to dst: two values encode to
-// the same bytes exactly when SQL puts them in the same group (NULLs together).
-func AppendCanonicalValue(dst []byte, v Value) []byte { return appendValue(dst, v, true) }
+const (
+	// FoldKinds encodes every integer kind as BIGINT, CHAR as VARCHAR and FLOAT as DOUBLE.
+	FoldKinds Encoding = 1 << iota
+	// FoldFloats encodes -0.0 as 0.0 and every NaN as one NaN.
+	FoldFloats
+	// TextDecimals writes a DECIMAL as the uvarint length and text of big.Rat.RatString
+	// rather than as AppendDecimal's sign, numerator and denominator.
+	TextDecimals
+)
 
-func appendValue(dst []byte, v Value, canonical bool) []byte {
+// Canonical gives values that SQL considers equal the same bytes (a DECIMAL is its value
+// whatever its scale in every encoding): the identity of a value in distinct-value sets
+// and dictionaries.
+const Canonical = FoldKinds | FoldFloats
+
+// AppendValue appends the encoding enc of v to dst.
+func AppendValue(dst []byte, v Value, enc Encoding) []byte {
 	k := v.k
-	if canonical {
+	if enc&FoldKinds != 0 {
 		switch k {
 		case TinyInt, SmallInt, Int:
 			k = BigInt
@@ -54,12 +63,16 @@ func appendValue(dst []byte, v Value, canonical bool) []byte {
 		dst = binary.AppendVarint(dst, v.Int())
 	case Float, Double:
 		f := v.Float()
-		if canonical {
+		if enc&FoldFloats != 0 {
 			f = CanonicalFloat(f)
 		}
 		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
 	case Decimal:
-		dst = AppendDecimal(dst, v.Rat())
+		if enc&TextDecimals != 0 {
+			dst = appendLenBytes(dst, []byte(v.Rat().RatString()))
+		} else {
+			dst = AppendDecimal(dst, v.Rat())
+		}
 	case Char, Varchar, Bytes:
 		dst = binary.AppendUvarint(dst, uint64(len(v.s)))
 		dst = append(dst, v.s...)
@@ -67,14 +80,14 @@ func appendValue(dst []byte, v Value, canonical bool) []byte {
 		elems := v.Elems()
 		dst = binary.AppendUvarint(dst, uint64(len(elems)))
 		for _, e := range elems {
-			dst = appendValue(dst, e, canonical)
+			dst = AppendValue(dst, e, enc)
 		}
 	case Map:
 		entries := v.Entries()
 		dst = binary.AppendUvarint(dst, uint64(len(entries)))
 		for _, e := range entries {
-			dst = appendValue(dst, e.Key, canonical)
-			dst = appendValue(dst, e.Value, canonical)
+			dst = AppendValue(dst, e.Key, enc)
+			dst = AppendValue(dst, e.Value, enc)
 		}
 	}
 	return dst
@@ -121,17 +134,6 @@ func appendLenBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
-// A DecimalLayout says how an encoded DECIMAL is laid out.
-type DecimalLayout int
-
-const (
-	// BinaryDecimals is the layout AppendValue writes.
-	BinaryDecimals DecimalLayout = iota
-	// TextDecimals is a uvarint length and the text of big.Rat.RatString, which exec's
-	// checkpoint state of version 1 holds; restoring such a checkpoint reads it.
-	TextDecimals
-)
-
 // maxValueDepth bounds the nesting of ARRAY, ROW and MAP values read back, so that
 // damaged input cannot recurse without end.
 const maxValueDepth = 64
@@ -139,11 +141,11 @@ const maxValueDepth = 64
 // errTruncated is returned when the input ends inside a value.
 var errTruncated = errors.New("truncated")
 
-// DecodeValue reads a value that AppendValue (or AppendCanonicalValue, then with the
-// canonical kinds) wrote at the start of b, and returns it and the number of bytes it
-// took. Damaged input is an error, never a panic.
-func DecodeValue(b []byte, decimals DecimalLayout) (Value, int, error) {
-	d := valueDecoder{data: b, decimals: decimals}
+// DecodeValue reads a value that AppendValue wrote with enc at the start of b (of enc
+// only TextDecimals matters: folded values read back as their folded kinds), and
+// returns it and the number of bytes it took. Damaged input is an error, never a panic.
+func DecodeValue(b []byte, enc Encoding) (Value, int, error) {
+	d := valueDecoder{data: b, textDecimals: enc&TextDecimals != 0}
 	v := d.value(0)
 	if d.err != nil {
 		return NullValue, 0, fmt.Errorf("byte %d of a value: %w", d.off, d.err)
@@ -152,10 +154,10 @@ func DecodeValue(b []byte, decimals DecimalLayout) (Value, int, error) {
 }
 
 type valueDecoder struct {
-	data     []byte
-	off      int
-	err      error
-	decimals DecimalLayout
+	data         []byte
+	off          int
+	err          error
+	textDecimals bool
 }
 
 func (d *valueDecoder) fail(err error) {
@@ -283,7 +285,7 @@ func (d *valueDecoder) value(depth int) Value {
 }
 
 func (d *valueDecoder) decimal() *big.Rat {
-	if d.decimals == TextDecimals {
+	if d.textDecimals {
 		s := d.lenBytes()
 		if d.err != nil {
 			return nil

@@ -28,10 +28,16 @@ var everyKind = []Value{
 }
 
 func TestValueEncodingRoundTrip(t *testing.T) {
+	for _, enc := range []Encoding{0, TextDecimals} {
+		testRoundTrip(t, enc)
+	}
+}
+
+func testRoundTrip(t *testing.T, enc Encoding) {
 	var data []byte
 	for _, v := range everyKind {
-		one := AppendValue(nil, v)
-		got, n, err := DecodeValue(one, BinaryDecimals)
+		one := AppendValue(nil, v, enc)
+		got, n, err := DecodeValue(one, enc)
 		if err != nil || n != len(one) || got.Kind() != v.Kind() || !Equal(got, v) && !(v.IsNull() && got.IsNull()) {
 			t.Errorf("%v (%s): decoded %v (%s), %d of %d bytes, %v", v, v.Kind(), got, got.Kind(), n, len(one), err)
 		}
@@ -39,16 +45,16 @@ func TestValueEncodingRoundTrip(t *testing.T) {
 	}
 	// values concatenate, and every cut of them is an error, never a panic
 	for off, i := 0, 0; off < len(data); i++ {
-		_, n, err := DecodeValue(data[off:], BinaryDecimals)
+		_, n, err := DecodeValue(data[off:], enc)
 		if err != nil {
 			t.Fatalf("value %d at byte %d: %v", i, off, err)
 		}
 		off += n
 	}
 	for _, v := range everyKind {
-		one := AppendValue(nil, v)
+		one := AppendValue(nil, v, enc)
 		for cut := range one {
-			if _, _, err := DecodeValue(one[:cut], BinaryDecimals); err == nil {
+			if _, _, err := DecodeValue(one[:cut], enc); err == nil {
 				t.Errorf("%v cut at byte %d of %d decoded without error", v, cut, len(one))
 			}
 		}
@@ -68,7 +74,7 @@ func TestValueEncodingRefusesDamage(t *testing.T) {
 		"zero denom":     {byte(Decimal), 0, 1, 1, 0},
 		"nested too far": deep,
 	} {
-		if _, _, err := DecodeValue(b, BinaryDecimals); err == nil {
+		if _, _, err := DecodeValue(b, 0); err == nil {
 			t.Errorf("%s: decoded without error", name)
 		}
 	}
@@ -93,7 +99,7 @@ func TestValueEncodingLayout(t *testing.T) {
 		{DateValue(1), "0c02", "0c02"},
 		{ArrayValue([]Value{IntValue(Int, 1)}), "12010402", "12010502"},
 	} {
-		exact, canonical := hex.EncodeToString(AppendValue(nil, tc.v)), hex.EncodeToString(AppendCanonicalValue(nil, tc.v))
+		exact, canonical := hex.EncodeToString(AppendValue(nil, tc.v, 0)), hex.EncodeToString(AppendValue(nil, tc.v, Canonical))
 		if exact != tc.exact || canonical != tc.canonical {
 			t.Errorf("%v (%s): %s and canonically %s, want %s and %s", tc.v, tc.v.Kind(), exact, canonical, tc.exact, tc.canonical)
 		}
@@ -111,7 +117,7 @@ func TestCanonicalValueIdentity(t *testing.T) {
 		{ArrayValue([]Value{IntValue(Int, 1)}), ArrayValue([]Value{BigIntValue(1)})},
 	}
 	for _, p := range same {
-		if a, b := AppendCanonicalValue(nil, p[0]), AppendCanonicalValue(nil, p[1]); string(a) != string(b) {
+		if a, b := AppendValue(nil, p[0], Canonical), AppendValue(nil, p[1], Canonical); string(a) != string(b) {
 			t.Errorf("%v and %v encode as %x and %x", p[0], p[1], a, b)
 		}
 	}
@@ -123,15 +129,26 @@ func TestCanonicalValueIdentity(t *testing.T) {
 		{ArrayValue([]Value{StringValue("ab")}), ArrayValue([]Value{StringValue("a"), StringValue("b")})},
 	}
 	for _, p := range differ {
-		if a, b := AppendCanonicalValue(nil, p[0]), AppendCanonicalValue(nil, p[1]); string(a) == string(b) {
+		if a, b := AppendValue(nil, p[0], Canonical), AppendValue(nil, p[1], Canonical); string(a) == string(b) {
 			t.Errorf("%v and %v both encode as %x", p[0], p[1], a)
 		}
 	}
 }
 
 func TestTextDecimals(t *testing.T) {
-	// a DECIMAL as exec's checkpoint state version 1 wrote it: the RatString text
+	// a DECIMAL as exec's checkpoint state holds it: the RatString text
 	b := append([]byte{byte(Decimal), 4}, "-3/2"...)
+	if got := AppendValue(nil, dec("-1.50"), TextDecimals); string(got) != string(b) {
+		t.Errorf("encoded %x, want %x", got, b)
+	}
+	// exec's group keys: exact kinds, folded floats, text decimals
+	key := FoldFloats | TextDecimals
+	if a, b := AppendValue(nil, DoubleValue(math.Copysign(0, -1)), key), AppendValue(nil, DoubleValue(0), key); string(a) != string(b) {
+		t.Errorf("-0.0 and 0.0 keys differ: %x, %x", a, b)
+	}
+	if got := hex.EncodeToString(AppendValue(nil, IntValue(Int, -2), key)); got != "0403" {
+		t.Errorf("INT -2 key %s, want 0403", got)
+	}
 	v, n, err := DecodeValue(b, TextDecimals)
 	if err != nil || n != len(b) || !Equal(v, dec("-1.5")) {
 		t.Fatalf("got %v, %d, %v", v, n, err)

@@ -207,16 +207,15 @@ func (r *reader) finish() error {
 	return r.err
 }
 
-// Values are written with types.AppendValue, or in canonical mode with
-// types.AppendCanonicalValue: values that SQL considers equal encode to the same bytes,
-// the identity of a value in distinct-value sets and dictionaries. Both layouts are part
-// of the snapshot format.
+// Values are written with types.AppendValue, in canonical mode with types.Canonical:
+// values that SQL considers equal encode to the same bytes, the identity of a value in
+// distinct-value sets and dictionaries. Both layouts are part of the snapshot format.
 
 func appendValue(dst []byte, v types.Value, canonical bool) []byte {
 	if canonical {
-		return types.AppendCanonicalValue(dst, v)
+		return types.AppendValue(dst, v, types.Canonical)
 	}
-	return types.AppendValue(dst, v)
+	return types.AppendValue(dst, v, 0)
 }
 
 // rat reads what types.AppendDecimal wrote.
@@ -237,7 +236,7 @@ func (r *reader) value() types.Value {
 	if r.err != nil {
 		return types.NullValue
 	}
-	v, n, err := types.DecodeValue(r.data[r.off:], types.BinaryDecimals)
+	v, n, err := types.DecodeValue(r.data[r.off:], 0)
 	if err != nil {
 		r.fail("%v", err)
 		return types.NullValue
