@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -77,10 +79,24 @@ func openCheckpoints(log *slog.Logger, prog *planner.Program, key string, opts *
 	}
 	root := cfg.Dir
 	if root == "" {
-		root = exec.DefaultCheckpointDir
+		if root, err = DefaultCheckpointRoot(); err != nil {
+			return nil, invalidJob{err}
+		}
 	}
 	dir := filepath.Join(root, key)
 	log = log.With("job", key)
+	if cfg.Fresh && cfg.RestorePath == "" {
+		aside, err := moveAside(dir, time.Now())
+		if err != nil {
+			return nil, fmt.Errorf("checkpoints of job %s: starting fresh: %w", key, err)
+		}
+		if aside != "" {
+			log.Warn(fmt.Sprintf("starting job '%s' fresh: its old checkpoints are kept in %s", key, aside))
+		}
+	}
+	// At warning level, to show at the default log level: where a job's state is
+	// decides what a later run resumes from.
+	log.Warn(fmt.Sprintf("checkpoints of job '%s' in %s", key, dir))
 	store, err := state.OpenBadger(dir, state.Options{
 		NumRetained: cfg.NumRetained + 1,
 		Warn:        func(err error) { log.Warn("checkpoint storage", "err", err) },
@@ -93,6 +109,44 @@ func openCheckpoints(log *slog.Logger, prog *planner.Program, key string, opts *
 		opts.Store = slowCommits{Store: store, delay: d}
 	}
 	return store, nil
+}
+
+// DefaultCheckpointRoot is where checkpoints go when neither execution.checkpointing.dir
+// nor state.checkpoints.dir is set: the user's state directory, $XDG_STATE_HOME/pipesql,
+// else ~/.local/state/pipesql (never the current directory, so that a job file run from
+// another directory resumes the same and nothing is left in checkouts).
+func DefaultCheckpointRoot() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "pipesql"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return "", fmt.Errorf("no directory for checkpoints: set %s (neither XDG_STATE_HOME nor HOME is set)", exec.KeyCheckpointDir)
+	}
+	return filepath.Join(home, ".local", "state", "pipesql"), nil
+}
+
+// moveAside renames a job's checkpoint directory to <dir>.<time>, so that a fresh
+// start keeps the old checkpoints instead of deleting them; it returns the new name, ""
+// when there was nothing to move.
+func moveAside(dir string, now time.Time) (string, error) {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	} else if err != nil {
+		return "", err
+	}
+	base := dir + "." + now.Format("20060102T150405")
+	aside := base
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		aside = fmt.Sprintf("%s-%d", base, n)
+	}
+	if err := os.Rename(dir, aside); err != nil {
+		return "", err
+	}
+	return aside, nil
 }
 
 // CommitDelayEnv, set to a duration, makes every checkpoint wait that long between

@@ -17,9 +17,11 @@
 //
 // A job that sets execution.checkpointing.interval keeps its checkpoints in a Badger
 // directory of its own, <state.checkpoints.dir>/<job key> (execution.checkpointing.dir
-// is read first; the default directory is exec.DefaultCheckpointDir), and a job
-// submitted again with the same key, in this process or a later one, resumes from its
-// latest checkpoint. The key is pipeline.name when set (numbered when several jobs are
+// is read first; the default is the user's state directory, DefaultCheckpointRoot),
+// logged when the job starts, and a job submitted again with the same key, in this
+// process or a later one, resumes from its latest checkpoint, if its sources still read
+// the input it read (see exec). pipesql.restore.fresh (pipesql run --fresh) renames the
+// old checkpoints to <dir>.<time> and starts from nothing. The key is pipeline.name when set (numbered when several jobs are
 // submitted together), else "insert-into-" and the sink tables: it must survive edits of
 // the query, so that a changed plan is recognised and refused instead of silently
 // starting over (an error wrapping state.ErrPlanMismatch, unless

@@ -171,7 +171,9 @@ func (j *Job) initialRestore() (*restorePoint, error) {
 		}
 		rp.cp, rp.what, rp.dir = cp, s.cfg.RestorePath, s.cfg.RestorePath
 	case s.store != nil && s.cfg.Fresh:
-		j.opts.Log.Info(fmt.Sprintf("starting job '%s' fresh, without restoring its checkpoints (%s)", s.jobKey, KeyFreshStart))
+		// At warning level, as the resume is: what a run starts from changes what it
+		// computes, and must show at the default log level.
+		j.opts.Log.Warn(fmt.Sprintf("starting job '%s' fresh, without restoring its checkpoints (%s)", s.jobKey, KeyFreshStart))
 		return nil, nil
 	case s.store != nil:
 		cp, err := s.store.Latest(s.jobKey)
@@ -284,7 +286,9 @@ func (j *Job) announceResume(rp *restorePoint) {
 		return
 	}
 	if info := j.stats.snapshot().Resumed; info != nil {
-		j.opts.Log.Info(fmt.Sprintf("resumed job '%s' from %s", rp.job, info.Text))
+		// At warning level, so that it shows at the default log level: a resume that
+		// nothing announced once made a job drop every record as late, silently.
+		j.opts.Log.Warn(fmt.Sprintf("resumed job '%s' from %s", rp.job, info.Text))
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 
 // showJobsHeader are the columns of SHOW JOBS.
 var showJobsHeader = []string{
-	"job id", "job name", "status", "uptime", "records/s", "lag", "watermark", "last checkpoint", "restarts",
+	"job id", "job name", "status", "uptime", "records/s", "lag", "watermark", "last checkpoint", "restarts", "resumed from",
 }
 
 // errNoSuchJob is returned by STOP JOB for an id no job has.
@@ -61,7 +61,24 @@ func jobRow(s obs.JobStatus, now time.Time) []string {
 			checkpoint += fmt.Sprintf(", %s ago", now.Sub(c.LastAt).Truncate(time.Second))
 		}
 	}
-	return []string{s.ID, s.Name, s.String(), uptime.String(), rate, lag, watermark, checkpoint, fmt.Sprint(s.Restarts)}
+	return []string{s.ID, s.Name, s.String(), uptime.String(), rate, lag, watermark, checkpoint, fmt.Sprint(s.Restarts),
+		resumedFrom(s.Checkpoints.Resumed)}
+}
+
+// resumedFrom shows the checkpoint a job started from: "#789 of 2026-12-01 21:24:08",
+// "savepoint #789 ...", "-" when it started from nothing.
+func resumedFrom(r *obs.ResumeStatus) string {
+	if r == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("#%d", r.ID)
+	if r.Savepoint != "" {
+		s = "savepoint " + s
+	}
+	if !r.Taken.IsZero() {
+		s += " of " + r.Taken.Local().Format("2006-01-02 15:04:05")
+	}
+	return s
 }
 
 // findJob returns the job with id, or the only job whose id starts with it.

@@ -13,7 +13,9 @@ import (
 // The engine keeps each checkpointing job's checkpoints (see package engine) and
 // resumes a job run again from them; a changed plan that cannot take over the saved
 // state exits with code 2, naming what changed, and --allow-non-restored-state starts
-// anyway, dropping the state the new plan cannot use.
+// anyway, dropping the state the new plan cannot use. So does a job whose sources read
+// another input than the checkpoint (another Kafka cluster, a recreated topic, a
+// rewritten file): --fresh starts it from nothing, keeping the old checkpoints aside.
 //
 // SIGTERM and SIGINT stop a job with a final checkpoint, also written as a savepoint
 // when --savepoint-dir (execution.checkpointing.savepoint-dir) is set; --from-savepoint
@@ -39,6 +41,14 @@ func addCheckpointFlags(fs *flag.FlagSet, cf *commonFlags) {
 			return fmt.Errorf("takes no value")
 		}
 		cf.sets = append(cf.sets, exec.KeyIgnoreUnclaimedState+"="+v)
+		return nil
+	})
+	fs.BoolFunc("fresh", "start without restoring the job's checkpoints, which are kept aside, renamed to DIR.<time>"+
+		" (pipesql.restore.fresh)", func(v string) error {
+		if v != "true" && v != "false" {
+			return fmt.Errorf("takes no value")
+		}
+		cf.sets = append(cf.sets, exec.KeyFreshStart+"="+v)
 		return nil
 	})
 }
