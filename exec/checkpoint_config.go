@@ -40,10 +40,6 @@ const (
 	KeyAllowChangedInput = "pipesql.restore.allow-changed-input"
 )
 
-// DefaultCheckpointDir is where checkpoints go when neither execution.checkpointing.dir
-// nor state.checkpoints.dir is set: each job in a directory of its own below it.
-const DefaultCheckpointDir = "pipesql-checkpoints"
-
 // CheckpointConfig is the checkpointing configuration of a job, read from its settings
 // by ReadCheckpointConfig.
 type CheckpointConfig struct {
@@ -70,7 +66,7 @@ type CheckpointConfig struct {
 	// fails; a completed checkpoint resets the count.
 	TolerableFailures int
 	// Dir is execution.checkpointing.dir (state.checkpoints.dir), "" when not set: the
-	// caller opens the store (see DefaultCheckpointDir).
+	// caller opens the store (engine.DefaultCheckpointRoot, the user's state directory).
 	Dir string
 	// SavepointDir is execution.checkpointing.savepoint-dir (state.savepoints.dir): when
 	// set, stopping the job (a cancelled context, SIGTERM) writes a savepoint there.

@@ -213,8 +213,9 @@ func checkNoRestart(t *testing.T, stderr string) {
 }
 
 // checkpointing turns checkpointing on with a checkpoint directory of the test's own:
-// pipesql run keeps checkpoints under ./pipesql-checkpoints by default and resumes from
-// them, which tests running side by side (or again) must not share.
+// pipesql run keeps checkpoints in the user's state directory by default (TestMain points
+// XDG_STATE_HOME at the test run's) and resumes from them, which tests running side by
+// side (or again) must not share.
 func checkpointing(t *testing.T, interval string) string {
 	return fmt.Sprintf("SET 'execution.checkpointing.interval' = '%s';\nSET 'execution.checkpointing.dir' = '%s';\n",
 		interval, t.TempDir())
