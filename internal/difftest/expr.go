@@ -42,6 +42,10 @@ type Features struct {
 	// CAST(ROUND(36.25, 1) AS STRING) is '36.3'; pipesql keeps the scale s and gives
 	// '36.30' (funcs.roundRet sees only the argument types, not the literal d).
 	RoundDecimal     bool
+	MixedNumeric     bool // INT with BIGINT, DOUBLE and DECIMAL in one operation or comparison
+	AggExprs         bool // expressions over aggregates in SELECT (COUNT(*) + 1, CASE WHEN SUM(i) > 0 ...)
+	LikeEscape       bool // LIKE ... ESCAPE '!'
+	WindowKeyExprs   bool // window aggregates grouped by expressions (UPPER(k1)), not only columns
 	TimeFuncs        bool // TIMESTAMP expressions: intervals, FLOOR TO, EXTRACT, DATE_FORMAT, TIMESTAMPDIFF
 	MoreFuncs        bool // GREATEST, LEAST, IF, simple CASE, TRIM(BOTH ...), MD5, INSTR, math
 	Regex            bool // REGEXP, REGEXP_REPLACE
@@ -58,7 +62,8 @@ func AllFeatures() Features {
 		StringFuncs: true, Position: true, IntDivision: true, CastDoubleToInt: true,
 		RoundFloorCeil: true, ConcatWS: true, NullIf: true, MinMaxBool: true, MinMaxTime: true,
 		WindowKeysSubset: true, Decimal: true, TimeFuncs: true, MoreFuncs: true, Regex: true,
-		WindowProjection: true, LegacyWindows: true, RoundDecimal: true,
+		WindowProjection: true, LegacyWindows: true, RoundDecimal: true, MixedNumeric: true, AggExprs: true,
+		LikeEscape: true, WindowKeyExprs: true,
 	}
 }
 
@@ -244,7 +249,7 @@ func (g *gen) expr(sc []Column, t Type, depth int) Expr {
 }
 
 func (g *gen) decimalExpr(sc []Column, d int) Expr {
-	switch g.n(7) {
+	switch g.n(8) {
 	case 0:
 		return wrap(TDecimal, "(%s + %s)", g.expr(sc, TDecimal, d), g.expr(sc, TDecimal, d))
 	case 1:
@@ -262,6 +267,16 @@ func (g *gen) decimalExpr(sc []Column, d int) Expr {
 		}
 	case 5:
 		return wrap(TDecimal, "ABS(%s)", g.expr(sc, TDecimal, d))
+	case 6:
+		if g.feat.MixedNumeric {
+			// INT op DECIMAL is a DECIMAL (BIGINT would overflow the INT casts above)
+			o := TInt
+			op := []string{"+", "-", "*"}[g.n(3)]
+			if op == "*" {
+				return wrap(TDecimal, "(%s * %s)", g.leaf(sc, o), g.leaf(sc, TDecimal))
+			}
+			return wrap(TDecimal, "(%s "+op+" %s)", g.leaf(sc, o), g.expr(sc, TDecimal, d))
+		}
 	}
 	return g.leaf(sc, TDecimal)
 }
@@ -373,7 +388,7 @@ func (g *gen) intExpr(sc []Column, d int) Expr {
 }
 
 func (g *gen) bigintExpr(sc []Column, d int) Expr {
-	switch g.n(8) {
+	switch g.n(9) {
 	case 0:
 		return wrap(TBigInt, "(%s + %s)", g.expr(sc, TBigInt, d), g.expr(sc, TBigInt, d))
 	case 1:
@@ -396,12 +411,21 @@ func (g *gen) bigintExpr(sc []Column, d int) Expr {
 		if g.feat.TimeFuncs {
 			return g.timeField(sc, d)
 		}
+	case 7:
+		if g.feat.MixedNumeric {
+			// INT op BIGINT is a BIGINT
+			op := []string{"+", "-", "*"}[g.n(3)]
+			if op == "*" {
+				return wrap(TBigInt, "(%s * %s)", g.leaf(sc, TInt), g.leaf(sc, TBigInt))
+			}
+			return wrap(TBigInt, "(%s "+op+" %s)", g.expr(sc, TInt, d), g.expr(sc, TBigInt, d))
+		}
 	}
 	return g.leaf(sc, TBigInt)
 }
 
 func (g *gen) doubleExpr(sc []Column, d int) Expr {
-	switch g.n(10) {
+	switch g.n(11) {
 	case 0:
 		return wrap(TDouble, "(%s + %s)", g.expr(sc, TDouble, d), g.expr(sc, TDouble, d))
 	case 1:
@@ -431,6 +455,19 @@ func (g *gen) doubleExpr(sc []Column, d int) Expr {
 	case 8:
 		if g.feat.Decimal {
 			return wrap(TDouble, "CAST(%s AS DOUBLE)", g.expr(sc, TDecimal, d))
+		}
+	case 10:
+		if g.feat.MixedNumeric {
+			// INT, BIGINT or DECIMAL op DOUBLE is a DOUBLE
+			o := []Type{TInt, TBigInt, TDecimal}[g.n(3)]
+			if o == TDecimal && !g.feat.Decimal {
+				o = TInt
+			}
+			op := []string{"+", "-", "*"}[g.n(3)]
+			if g.chance(0.5) {
+				return wrap(TDouble, "(%s "+op+" %s)", g.leaf(sc, o), g.expr(sc, TDouble, d))
+			}
+			return wrap(TDouble, "(%s "+op+" %s)", g.expr(sc, TDouble, d), g.leaf(sc, o))
 		}
 	case 9:
 		if g.feat.MoreFuncs {
@@ -525,6 +562,10 @@ func (g *gen) stringExpr(sc []Column, d int) Expr {
 				p, l := 1+g.n(4), g.n(4)
 				return wrap2(TString, fmt.Sprintf("SUBSTRING(%%s FROM %d FOR %d)", p, l), fmt.Sprintf("substring(%%s, %d, %d)", p, l), a())
 			case 3:
+				if g.chance(0.5) {
+					// Java's Double.toString and DuckDB agree on quarters below 10^3.
+					return wrap2(TString, "CAST(%s AS STRING)", "CAST(%s AS VARCHAR)", g.col(sc, TDouble))
+				}
 				return wrap(TString, "MD5(%s)", a())
 			case 4:
 				if g.feat.Decimal {
@@ -571,6 +612,15 @@ func (g *gen) anyType() Type {
 	return ts[g.n(len(ts))]
 }
 
+// numeric is a numeric type.
+func (g *gen) numeric() Type {
+	ts := []Type{TInt, TBigInt, TDouble}
+	if g.feat.Decimal {
+		ts = append(ts, TDecimal)
+	}
+	return ts[g.n(len(ts))]
+}
+
 // ordered is a type to compare with < and BETWEEN.
 func (g *gen) ordered() Type {
 	ts := []Type{TInt, TBigInt, TDouble, TString}
@@ -587,7 +637,11 @@ func (g *gen) atom(sc []Column, d int) Expr {
 	switch g.n(9) {
 	case 0, 1:
 		t := g.ordered()
-		return wrap(TBool, "(%s "+cmpOps[g.n(len(cmpOps))]+" %s)", g.expr(sc, t, d), g.expr(sc, t, d))
+		u := t
+		if g.feat.MixedNumeric && t.numeric() && g.chance(0.3) {
+			u = g.numeric()
+		}
+		return wrap(TBool, "(%s "+cmpOps[g.n(len(cmpOps))]+" %s)", g.expr(sc, t, d), g.expr(sc, u, d))
 	case 2:
 		t := g.anyType()
 		if g.chance(0.5) {
@@ -628,6 +682,19 @@ func (g *gen) atom(sc []Column, d int) Expr {
 		not := ""
 		if g.chance(0.3) {
 			not = "NOT "
+		}
+		if g.feat.LikeEscape && g.chance(0.3) {
+			// ! escapes the next character: a literal % or _ (or !)
+			var e strings.Builder
+			for range 1 + g.n(3) {
+				if g.chance(0.4) {
+					e.WriteRune('!')
+					e.WriteRune([]rune("%_!")[g.n(3)])
+				} else {
+					e.WriteRune([]rune("abA%_ ")[g.n(6)])
+				}
+			}
+			return wrap(TBool, "(%s "+not+"LIKE %s ESCAPE '!')", g.expr(sc, TString, d), strLit(e.String()))
 		}
 		return wrap(TBool, "(%s "+not+"LIKE %s)", g.expr(sc, TString, d), strLit(b.String()))
 	case 6:

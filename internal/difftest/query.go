@@ -259,7 +259,7 @@ func (g *gen) group(src source, nkeys int, shape string) Query {
 		items = append(items, item{k, g.fresh("c")})
 	}
 	for range 1 + g.n(3) {
-		items = append(items, item{g.agg(src.cols), g.fresh("c")})
+		items = append(items, item{g.aggItem(src.cols, keys), g.fresh("c")})
 	}
 	f, d := selectList(items)
 	q := Query{Flink: "SELECT " + f + " FROM " + src.F, Duck: "SELECT " + d + " FROM " + src.D, Shape: shape, Cols: colsOf(items)}
@@ -317,6 +317,29 @@ func (g *gen) havingPred(sc []Column, depth int) Expr {
 		}
 		return wrap(TBool, "(%s "+cmpOps[g.n(len(cmpOps))]+" %s)", a, lit)
 	}
+}
+
+// aggItem is an aggregate, or an expression over aggregates and grouping keys.
+func (g *gen) aggItem(sc []Column, keys []Expr) Expr {
+	a := g.agg(sc)
+	if !g.feat.AggExprs || !g.chance(0.25) {
+		return a
+	}
+	switch {
+	case a.T == TInt || a.T == TBigInt:
+		switch g.n(3) {
+		case 0:
+			return wrap(a.T, "(%s + %s)", a, intLit(g.n(5)))
+		case 1:
+			return wrap(a.T, "COALESCE(%s, %s)", a, intLit(g.n(5)))
+		}
+		return wrap(TString, "CASE WHEN %s > %s THEN 'many' ELSE 'few' END", a, intLit(g.n(5)))
+	case a.T == TDouble:
+		return wrap(TDouble, "(%s * CAST(2 AS DOUBLE))", a)
+	case len(keys) > 0 && keys[0].T == TString && a.T == TString:
+		return wrap(TString, "(%s || %s)", keys[0], a)
+	}
+	return wrap(TBool, "(%s IS NULL)", a)
 }
 
 func (g *gen) numTypes() []Type {
@@ -457,8 +480,8 @@ func (g *gen) window(src source, shape string) Query {
 	alias := g.fresh("w")
 	var keys []Expr
 	for _, k := range g.keys(src.cols, g.n(3)) {
-		if strings.HasPrefix(k.F, "CAST(") || strings.HasPrefix(k.F, "'") || strings.HasPrefix(k.F, "TRUE") || strings.HasPrefix(k.F, "FALSE") || strings.ContainsAny(k.F, "( ") {
-			continue // window aggregates group by columns here
+		if !g.feat.WindowKeyExprs && strings.ContainsAny(k.F, "( ") {
+			continue
 		}
 		keys = append(keys, k)
 	}
@@ -479,7 +502,7 @@ func (g *gen) window(src source, shape string) Query {
 		items = append(items, item{k, g.fresh("c")})
 	}
 	for range 1 + g.n(3) {
-		items = append(items, item{g.agg(src.cols), g.fresh("c")})
+		items = append(items, item{g.aggItem(src.cols, keys), g.fresh("c")})
 	}
 	fs, ds := selectList(items)
 	from := w.tvf
