@@ -46,6 +46,7 @@ type Features struct {
 	AggExprs         bool // expressions over aggregates in SELECT (COUNT(*) + 1, CASE WHEN SUM(i) > 0 ...)
 	LikeEscape       bool // LIKE ... ESCAPE '!'
 	WindowKeyExprs   bool // window aggregates grouped by expressions (UPPER(k1)), not only columns
+	WindowOffset     bool // the offset argument of TUMBLE, HOP and CUMULATE
 	TimeFuncs        bool // TIMESTAMP expressions: intervals, FLOOR TO, EXTRACT, DATE_FORMAT, TIMESTAMPDIFF
 	MoreFuncs        bool // GREATEST, LEAST, IF, simple CASE, TRIM(BOTH ...), MD5, INSTR, math
 	Regex            bool // REGEXP, REGEXP_REPLACE
@@ -63,7 +64,7 @@ func AllFeatures() Features {
 		RoundFloorCeil: true, ConcatWS: true, NullIf: true, MinMaxBool: true, MinMaxTime: true,
 		WindowKeysSubset: true, Decimal: true, TimeFuncs: true, MoreFuncs: true, Regex: true,
 		WindowProjection: true, LegacyWindows: true, RoundDecimal: true, MixedNumeric: true, AggExprs: true,
-		LikeEscape: true, WindowKeyExprs: true,
+		LikeEscape: true, WindowKeyExprs: true, WindowOffset: true,
 	}
 }
 

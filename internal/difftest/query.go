@@ -426,50 +426,96 @@ type windowSpec struct {
 }
 
 func (g *gen) windowTVF(name string) windowSpec {
-	sizes := []int{1, 2, 5, 10, 15, 30, 60, 120}
-	min := func(m int) string { return fmt.Sprintf("INTERVAL '%d' MINUTE", m) }
-	const ms = 60000
+	// sizes in seconds; Flink aligns windows to the epoch plus the offset
+	iv := func(sec int) string {
+		switch {
+		case sec%3600 == 0:
+			return fmt.Sprintf("INTERVAL '%d' HOUR", sec/3600)
+		case sec%60 == 0:
+			return fmt.Sprintf("INTERVAL '%d' MINUTE", sec/60)
+		}
+		return fmt.Sprintf("INTERVAL '%d' SECOND", sec)
+	}
+	steps := []int{30, 60, 120, 300, 600}
+	offset := 0
+	offsetArg := func(size int) string {
+		if !g.feat.WindowOffset || !g.chance(0.25) {
+			return ""
+		}
+		offset = (g.n(2*size/60) - size/60) * 60 // whole minutes, negative too
+		if offset == 0 {
+			return ""
+		}
+		return ", " + iv(abs(offset))
+	}
+	origin := func() string { // ((epoch_ms(ts) - offset) // size) * size + offset, in ms
+		return fmt.Sprintf("(epoch_ms(ts) - (%d))", offset*1000)
+	}
 	switch k := g.n(3); {
 	case k == 1 && g.feat.Hop:
-		slide := []int{1, 2, 5, 10}[g.n(4)]
+		slide := steps[g.n(len(steps))]
 		size := slide * (2 + g.n(3))
 		if g.feat.HopUneven && g.chance(0.3) {
-			size = slide*(1+g.n(3)) + 1 + g.n(slide)
-			if size == slide {
-				size++
-			}
+			size = slide*(1+g.n(3)) + 60*(1+g.n(slide/60+1))
 		}
 		n := (size + slide - 1) / slide
-		args := fmt.Sprintf("ts, %s, %s", min(slide), min(size))
-		return windowSpec{
-			tvf: fmt.Sprintf("TABLE(HOP(TABLE %s, DESCRIPTOR(ts), %s, %s))", name, min(slide), min(size)),
+		off := offsetArg(size)
+		args := fmt.Sprintf("ts, %s, %s", iv(slide), iv(size))
+		w := windowSpec{
+			tvf: fmt.Sprintf("TABLE(HOP(TABLE %s, DESCRIPTOR(ts), %s, %s%s))", name, iv(slide), iv(size), negate(off, offset)),
 			duck: fmt.Sprintf("(SELECT *, epoch_ms(dt_ws) AS window_start, epoch_ms(dt_ws + %d) AS window_end FROM "+
-				"(SELECT *, (epoch_ms(ts) // %d) * %d - dt_k * %d AS dt_ws FROM %s CROSS JOIN range(0, %d) r(dt_k)) WHERE epoch_ms(ts) < dt_ws + %d)",
-				size*ms, slide*ms, slide*ms, slide*ms, name, n, size*ms),
-			kind:  fmt.Sprintf("hop %d/%d min", slide, size),
+				"(SELECT *, (%s // %d) * %d + (%d) - dt_k * %d AS dt_ws FROM %s CROSS JOIN range(0, %d) r(dt_k)) WHERE epoch_ms(ts) < dt_ws + %d)",
+				size*1000, origin(), slide*1000, slide*1000, offset*1000, slide*1000, name, n, size*1000),
+			kind:  fmt.Sprintf("hop %d/%d s offset %d s", slide, size, offset),
 			group: "HOP(" + args + ")", start: "HOP_START(" + args + ")", end: "HOP_END(" + args + ")",
 		}
+		if offset != 0 {
+			w.group = "" // the legacy group windows have no offset
+		}
+		return w
 	case k == 2 && g.feat.Cumulate:
-		step := []int{1, 2, 5, 10}[g.n(4)]
+		step := steps[g.n(len(steps))]
 		size := step * (1 + g.n(4))
+		off := offsetArg(size)
 		return windowSpec{
-			tvf: fmt.Sprintf("TABLE(CUMULATE(TABLE %s, DESCRIPTOR(ts), %s, %s))", name, min(step), min(size)),
+			tvf: fmt.Sprintf("TABLE(CUMULATE(TABLE %s, DESCRIPTOR(ts), %s, %s%s))", name, iv(step), iv(size), negate(off, offset)),
 			duck: fmt.Sprintf("(SELECT *, epoch_ms(dt_ws) AS window_start, epoch_ms(dt_ws + dt_j * %d) AS window_end FROM "+
-				"(SELECT *, (epoch_ms(ts) // %d) * %d AS dt_ws FROM %s CROSS JOIN range(1, %d) r(dt_j)) WHERE dt_ws + dt_j * %d > epoch_ms(ts))",
-				step*ms, size*ms, size*ms, name, size/step+1, step*ms),
-			kind: fmt.Sprintf("cumulate %d/%d min", step, size),
+				"(SELECT *, (%s // %d) * %d + (%d) AS dt_ws FROM %s CROSS JOIN range(1, %d) r(dt_j)) WHERE dt_ws + dt_j * %d > epoch_ms(ts))",
+				step*1000, origin(), size*1000, size*1000, offset*1000, name, size/step+1, step*1000),
+			kind: fmt.Sprintf("cumulate %d/%d s offset %d s", step, size, offset),
 		}
 	default:
+		sizes := []int{30, 60, 120, 300, 420, 600, 780, 900, 1800, 3600, 7200}
 		size := sizes[g.n(len(sizes))]
-		args := fmt.Sprintf("ts, %s", min(size))
-		return windowSpec{
-			tvf: fmt.Sprintf("TABLE(TUMBLE(TABLE %s, DESCRIPTOR(ts), %s))", name, min(size)),
-			duck: fmt.Sprintf("(SELECT *, epoch_ms((epoch_ms(ts) // %d) * %d) AS window_start, epoch_ms((epoch_ms(ts) // %d) * %d + %d) AS window_end FROM %s)",
-				size*ms, size*ms, size*ms, size*ms, size*ms, name),
-			kind:  fmt.Sprintf("tumble %d min", size),
+		off := offsetArg(size)
+		args := fmt.Sprintf("ts, %s", iv(size))
+		w := windowSpec{
+			tvf: fmt.Sprintf("TABLE(TUMBLE(TABLE %s, DESCRIPTOR(ts), %s%s))", name, iv(size), negate(off, offset)),
+			duck: fmt.Sprintf("(SELECT *, epoch_ms((%[1]s // %[2]d) * %[2]d + (%[3]d)) AS window_start, epoch_ms((%[1]s // %[2]d) * %[2]d + (%[3]d) + %[2]d) AS window_end FROM %[4]s)",
+				origin(), size*1000, offset*1000, name),
+			kind:  fmt.Sprintf("tumble %d s offset %d s", size, offset),
 			group: "TUMBLE(" + args + ")", start: "TUMBLE_START(" + args + ")", end: "TUMBLE_END(" + args + ")",
 		}
+		if offset != 0 {
+			w.group = ""
+		}
+		return w
 	}
+}
+
+// negate writes a negative offset as INTERVAL '-n' UNIT.
+func negate(arg string, offset int) string {
+	if offset < 0 {
+		return strings.Replace(arg, "'", "'-", 1)
+	}
+	return arg
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // window is a window aggregate over src (a table or view with ts): by a window table

@@ -84,7 +84,14 @@ func GenTable(rng *rand.Rand, name string, maxRows int) *Table {
 			{"k1", TString}, {"k2", TInt}, {"i", TInt}, {"j", TInt}, {"b", TBigInt},
 			{"d", TDouble}, {"s", TString}, {"f", TBool}, {"m", TDecimal}, {"ts", TTimestamp},
 		},
-		Delay: time.Duration(1+rng.IntN(10)) * time.Minute,
+	}
+	switch rng.IntN(4) {
+	case 0:
+		t.Delay = 0 // then event time only grows
+	case 1:
+		t.Delay = time.Duration(1+rng.IntN(30)) * time.Second
+	default:
+		t.Delay = time.Duration(1+rng.IntN(10)) * time.Minute
 	}
 	n := rng.IntN(maxRows + 1)
 	switch rng.IntN(20) {
@@ -105,8 +112,13 @@ func GenTable(rng *rand.Rand, name string, maxRows int) *Table {
 	at := start
 	step := time.Duration(1+rng.IntN(180)) * time.Second
 	for range n {
-		at = at.Add(time.Duration(rng.Int64N(int64(2 * step))))
-		ts := at.Add(-time.Duration(rng.Int64N(int64(t.Delay)))).Truncate(time.Millisecond)
+		at = at.Add(time.Millisecond + time.Duration(rng.Int64N(int64(2*step))))
+		ts := at
+		if t.Delay > 0 {
+			// out of order by less than the delay: never late
+			ts = at.Add(-time.Duration(rng.Int64N(int64(t.Delay))))
+		}
+		ts = ts.Truncate(time.Millisecond)
 		if ts.Before(start) {
 			ts = start
 		}
@@ -243,7 +255,14 @@ func (t *Table) DDL() string {
 	for _, c := range t.Columns {
 		fmt.Fprintf(&b, "  %s %s,\n", c.Name, c.Type.Flink())
 	}
-	fmt.Fprintf(&b, "  WATERMARK FOR ts AS ts - INTERVAL '%d' MINUTE\n", int(t.Delay.Minutes()))
+	switch {
+	case t.Delay == 0:
+		b.WriteString("  WATERMARK FOR ts AS ts\n")
+	case t.Delay%time.Minute == 0:
+		fmt.Fprintf(&b, "  WATERMARK FOR ts AS ts - INTERVAL '%d' MINUTE\n", int(t.Delay.Minutes()))
+	default:
+		fmt.Fprintf(&b, "  WATERMARK FOR ts AS ts - INTERVAL '%d' SECOND\n", int(t.Delay.Seconds()))
+	}
 	fmt.Fprintf(&b, ") WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = '%s'", t.Dir, t.Format)
 	if t.Format == "csv" {
 		fmt.Fprintf(&b, ", 'csv.null-literal' = '%s'", csvNull)
