@@ -200,7 +200,7 @@ func check(ctx context.Context, db *sql.DB, tab *Table, q Query, run pipesqlRun)
 	if err != nil {
 		return fmt.Sprintf("DuckDB failed (a generator bug): %v", err), 0
 	}
-	got, err := RunPipesql(ctx, run.settings+tab.DDL()+q.Flink+";\n", run.batch)
+	got, err := RunPipesql(ctx, run.settings+tab.Settings()+tab.DDL()+q.Flink+";\n", run.batch)
 	if err != nil {
 		return fmt.Sprintf("pipesql failed: %v\nDuckDB result:\n%s", err, FormatRows(want)), len(want)
 	}
@@ -213,7 +213,7 @@ func check(ctx context.Context, db *sql.DB, tab *Table, q Query, run pipesqlRun)
 // report shows what reproduces a failure: the table, its data and both queries.
 func report(tab *Table, q Query, run pipesqlRun) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "-- table DDL (%d rows, pipesql batch size %d):\n%s%s", len(tab.Rows), run.batch, run.settings, tab.DDL())
+	fmt.Fprintf(&b, "-- table DDL (%d rows, pipesql batch size %d):\n%s%s", len(tab.Rows), run.batch, run.settings+tab.Settings(), tab.DDL())
 	for _, p := range tab.Paths {
 		data, _ := os.ReadFile(p)
 		lines := strings.SplitAfter(string(data), "\n")

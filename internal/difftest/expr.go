@@ -78,7 +78,8 @@ type Expr struct {
 type gen struct {
 	rng  *rand.Rand
 	feat Features
-	seq  int // for fresh names
+	seq  int           // for fresh names
+	zone time.Duration // the offset of table.local-time-zone, for windows of a TIMESTAMP_LTZ
 }
 
 func (g *gen) n(k int) int           { return g.rng.IntN(k) }

@@ -37,6 +37,7 @@ func NewGenerator(rng *rand.Rand, feat Features) *Generator {
 func (gn *Generator) Query(t *Table) Query {
 	g := gn.g
 	g.seq = 0
+	g.zone = t.ZoneOffset
 	base := source{F: t.Name, D: t.Name, name: t.Name, window: true}
 	for _, c := range t.Columns {
 		base.cols = append(base.cols, c)
@@ -130,7 +131,7 @@ func selectList(items []item) (string, string) {
 func colsOf(items []item) []Column {
 	cs := make([]Column, len(items))
 	for i, it := range items {
-		cs[i] = Column{it.name, it.e.T}
+		cs[i] = Column{Name: it.name, Type: it.e.T}
 	}
 	return cs
 }
@@ -140,8 +141,8 @@ func (g *gen) project(src source, shape string) Query {
 	var items []item
 	for range 1 + g.n(4) {
 		var e Expr
-		if ts := g.timeCol(src.cols); ts != "" && g.chance(0.1) {
-			e = both(ts, TTimestamp)
+		if ts, ok := g.timeCol(src.cols); ok && g.chance(0.1) {
+			e = both(ts.Name, ts.Type)
 		} else {
 			e = g.expr(src.cols, g.anyType(), 2)
 		}
@@ -153,17 +154,28 @@ func (g *gen) project(src source, shape string) Query {
 	return q
 }
 
-func (g *gen) timeCol(sc []Column) string {
-	var names []string
+// timeCol picks a TIMESTAMP or TIMESTAMP_LTZ column.
+func (g *gen) timeCol(sc []Column) (Column, bool) {
+	var cs []Column
 	for _, c := range sc {
-		if c.Type == TTimestamp {
-			names = append(names, c.Name)
+		if c.Type == TTimestamp || c.Type == TLtz {
+			cs = append(cs, c)
 		}
 	}
-	if len(names) == 0 {
-		return ""
+	if len(cs) == 0 {
+		return Column{}, false
 	}
-	return names[g.n(len(names))]
+	return cs[g.n(len(cs))], true
+}
+
+// tsType is the type of the event time column ts of sc.
+func tsType(sc []Column) Type {
+	for _, c := range sc {
+		if c.Name == "ts" {
+			return c.Type
+		}
+	}
+	return TTimestamp
 }
 
 func (g *gen) where(q *Query, src source) {
@@ -234,7 +246,7 @@ func (g *gen) keyCol(sc []Column, t Type) (Expr, bool) {
 		switch {
 		case c.Type == t:
 			same = append(same, c)
-		case c.Type != TTimestamp:
+		case c.Type != TTimestamp && c.Type != TLtz:
 			other = append(other, c)
 		}
 	}
@@ -308,7 +320,7 @@ func (g *gen) havingPred(sc []Column, depth int) Expr {
 	}
 	for {
 		a := g.agg(sc)
-		if a.T == TString || a.T == TBool || a.T == TTimestamp {
+		if a.T == TString || a.T == TBool || a.T == TTimestamp || a.T == TLtz {
 			continue
 		}
 		lit := intLit(g.n(12) - 2)
@@ -387,8 +399,8 @@ func (g *gen) agg(sc []Column) Expr {
 			ts = append(ts, TBool)
 		}
 		var a Expr
-		if t := g.timeCol(sc); t != "" && g.feat.MinMaxTime && g.chance(0.1) {
-			a = both(t, TTimestamp)
+		if t, ok := g.timeCol(sc); ok && g.feat.MinMaxTime && g.chance(0.1) {
+			a = both(t.Name, t.Type)
 		} else {
 			a = arg(ts...)
 		}
@@ -448,9 +460,13 @@ func (g *gen) windowTVF(name string) windowSpec {
 		}
 		return ", " + iv(abs(offset))
 	}
-	origin := func() string { // ((epoch_ms(ts) - offset) // size) * size + offset, in ms
-		return fmt.Sprintf("(epoch_ms(ts) - (%d))", offset*1000)
-	}
+	// A window of a TIMESTAMP_LTZ is aligned in local time: its start is
+	// ((epoch_ms(ts) - shift) // size) * size + shift, shift = offset - zone offset.
+	shift := func() int { return offset*1000 - int(g.zone.Milliseconds()) }
+	origin := func() string { return fmt.Sprintf("(epoch_ms(ts) - (%d))", shift()) }
+	// window_start and window_end are TIMESTAMP(3), the wall clock in the zone, also
+	// over a TIMESTAMP_LTZ; window_time is the instant.
+	local := fmt.Sprintf("(%d)", g.zone.Milliseconds())
 	switch k := g.n(3); {
 	case k == 1 && g.feat.Hop:
 		slide := steps[g.n(len(steps))]
@@ -463,9 +479,9 @@ func (g *gen) windowTVF(name string) windowSpec {
 		args := fmt.Sprintf("ts, %s, %s", iv(slide), iv(size))
 		w := windowSpec{
 			tvf: fmt.Sprintf("TABLE(HOP(TABLE %s, DESCRIPTOR(ts), %s, %s%s))", name, iv(slide), iv(size), negate(off, offset)),
-			duck: fmt.Sprintf("(SELECT *, epoch_ms(dt_ws) AS window_start, epoch_ms(dt_ws + %d) AS window_end FROM "+
+			duck: fmt.Sprintf("(SELECT *, epoch_ms(dt_ws + "+local+") AS window_start, epoch_ms(dt_ws + %d + "+local+") AS window_end FROM "+
 				"(SELECT *, (%s // %d) * %d + (%d) - dt_k * %d AS dt_ws FROM %s CROSS JOIN range(0, %d) r(dt_k)) WHERE epoch_ms(ts) < dt_ws + %d)",
-				size*1000, origin(), slide*1000, slide*1000, offset*1000, slide*1000, name, n, size*1000),
+				size*1000, origin(), slide*1000, slide*1000, shift(), slide*1000, name, n, size*1000),
 			kind:  fmt.Sprintf("hop %d/%d s offset %d s", slide, size, offset),
 			group: "HOP(" + args + ")", start: "HOP_START(" + args + ")", end: "HOP_END(" + args + ")",
 		}
@@ -479,9 +495,9 @@ func (g *gen) windowTVF(name string) windowSpec {
 		off := offsetArg(size)
 		return windowSpec{
 			tvf: fmt.Sprintf("TABLE(CUMULATE(TABLE %s, DESCRIPTOR(ts), %s, %s%s))", name, iv(step), iv(size), negate(off, offset)),
-			duck: fmt.Sprintf("(SELECT *, epoch_ms(dt_ws) AS window_start, epoch_ms(dt_ws + dt_j * %d) AS window_end FROM "+
+			duck: fmt.Sprintf("(SELECT *, epoch_ms(dt_ws + "+local+") AS window_start, epoch_ms(dt_ws + dt_j * %d + "+local+") AS window_end FROM "+
 				"(SELECT *, (%s // %d) * %d + (%d) AS dt_ws FROM %s CROSS JOIN range(1, %d) r(dt_j)) WHERE dt_ws + dt_j * %d > epoch_ms(ts))",
-				step*1000, origin(), size*1000, size*1000, offset*1000, name, size/step+1, step*1000),
+				step*1000, origin(), size*1000, size*1000, shift(), name, size/step+1, step*1000),
 			kind: fmt.Sprintf("cumulate %d/%d s offset %d s", step, size, offset),
 		}
 	default:
@@ -491,8 +507,8 @@ func (g *gen) windowTVF(name string) windowSpec {
 		args := fmt.Sprintf("ts, %s", iv(size))
 		w := windowSpec{
 			tvf: fmt.Sprintf("TABLE(TUMBLE(TABLE %s, DESCRIPTOR(ts), %s%s))", name, iv(size), negate(off, offset)),
-			duck: fmt.Sprintf("(SELECT *, epoch_ms((%[1]s // %[2]d) * %[2]d + (%[3]d)) AS window_start, epoch_ms((%[1]s // %[2]d) * %[2]d + (%[3]d) + %[2]d) AS window_end FROM %[4]s)",
-				origin(), size*1000, offset*1000, name),
+			duck: fmt.Sprintf("(SELECT *, epoch_ms((%[1]s // %[2]d) * %[2]d + (%[3]d) + "+local+") AS window_start, epoch_ms((%[1]s // %[2]d) * %[2]d + (%[3]d) + %[2]d + "+local+") AS window_end FROM %[4]s)",
+				origin(), size*1000, shift(), name),
 			kind:  fmt.Sprintf("tumble %d s offset %d s", size, offset),
 			group: "TUMBLE(" + args + ")", start: "TUMBLE_START(" + args + ")", end: "TUMBLE_END(" + args + ")",
 		}
@@ -588,7 +604,8 @@ func (g *gen) windowRows(src source) Query {
 		{both("window_end", TTimestamp), g.fresh("c")},
 	}
 	if g.chance(0.5) {
-		items = append(items, item{Expr{F: "window_time", D: "epoch_ms(epoch_ms(window_end) - 1)", T: TTimestamp}, g.fresh("c")})
+		d := fmt.Sprintf("epoch_ms(epoch_ms(window_end) - (%d) - 1)", g.zone.Milliseconds())
+		items = append(items, item{Expr{F: "window_time", D: d, T: tsType(src.cols)}, g.fresh("c")})
 	}
 	for range 1 + g.n(3) {
 		items = append(items, item{g.expr(src.cols, g.anyType(), 2), g.fresh("c")})
@@ -606,7 +623,7 @@ func (g *gen) windowRows(src source) Query {
 // windowOverView is a window aggregate over a WITH view that filters and projects the
 // table, keeping its event time.
 func (g *gen) windowOverView(base source) Query {
-	items := []item{{both("ts", TTimestamp), "ts"}}
+	items := []item{{both("ts", tsType(base.cols)), "ts"}}
 	for range 1 + g.n(3) {
 		t := []Type{TInt, TString, TBool, TBigInt, TDouble}[g.n(5)]
 		items = append(items, item{g.expr(base.cols, t, 1), g.fresh("v")})

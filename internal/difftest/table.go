@@ -22,16 +22,17 @@ const (
 	TBool
 	TTimestamp
 	TDecimal // DECIMAL(10, 2) in the table; wider in expressions
+	TLtz     // TIMESTAMP_LTZ(3): only the event time and windows over it
 )
 
 // Flink is the type's name in Flink SQL.
 func (t Type) Flink() string {
-	return [...]string{"INT", "BIGINT", "DOUBLE", "STRING", "BOOLEAN", "TIMESTAMP(3)", "DECIMAL(10, 2)"}[t]
+	return [...]string{"INT", "BIGINT", "DOUBLE", "STRING", "BOOLEAN", "TIMESTAMP(3)", "DECIMAL(10, 2)", "TIMESTAMP_LTZ(3)"}[t]
 }
 
 // Duck is the type's name in DuckDB.
 func (t Type) Duck() string {
-	return [...]string{"INTEGER", "BIGINT", "DOUBLE", "VARCHAR", "BOOLEAN", "TIMESTAMP", "DECIMAL(10,2)"}[t]
+	return [...]string{"INTEGER", "BIGINT", "DOUBLE", "VARCHAR", "BOOLEAN", "TIMESTAMP", "DECIMAL(10,2)", "TIMESTAMP"}[t]
 }
 
 func (t Type) numeric() bool { return t == TInt || t == TBigInt || t == TDouble || t == TDecimal }
@@ -51,6 +52,9 @@ func (c cents) String() string {
 type Column struct {
 	Name string
 	Type Type
+	// Computed is the Flink expression of a computed column (ts AS TO_TIMESTAMP_LTZ(ems, 3))
+	// and Duck the same in DuckDB; such a column is not in the files.
+	Computed, Duck string
 }
 
 // Table is a generated table: its columns (the last is the event time ts) and rows.
@@ -68,6 +72,28 @@ type Table struct {
 	Files  int
 	Dir    string   // the directory pipesql reads
 	Paths  []string // the files in Dir
+	// Zone is table.local-time-zone when the event time is a TIMESTAMP_LTZ computed from
+	// epoch milliseconds (as in the DAU job), "" when it is a TIMESTAMP; ZoneOffset is
+	// its fixed offset from UTC.
+	Zone       string
+	ZoneOffset time.Duration
+}
+
+// zones have fixed offsets, so that DuckDB can align windows by arithmetic.
+var zones = []struct {
+	name   string
+	offset time.Duration
+}{{"UTC", 0}, {"Asia/Shanghai", 8 * time.Hour}, {"Asia/Kolkata", 5*time.Hour + 30*time.Minute}, {"Asia/Kathmandu", 5*time.Hour + 45*time.Minute}, {"America/Bogota", -5 * time.Hour}}
+
+// physical is the table's columns that are in its files.
+func (t *Table) physical() []Column {
+	var cs []Column
+	for _, c := range t.Columns {
+		if c.Computed == "" {
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 // Alphabets small enough that groups collide; keys mixes case and the empty string.
@@ -81,9 +107,17 @@ func GenTable(rng *rand.Rand, name string, maxRows int) *Table {
 	t := &Table{
 		Name: name,
 		Columns: []Column{
-			{"k1", TString}, {"k2", TInt}, {"i", TInt}, {"j", TInt}, {"b", TBigInt},
-			{"d", TDouble}, {"s", TString}, {"f", TBool}, {"m", TDecimal}, {"ts", TTimestamp},
+			{Name: "k1", Type: TString}, {Name: "k2", Type: TInt}, {Name: "i", Type: TInt}, {Name: "j", Type: TInt}, {Name: "b", Type: TBigInt},
+			{Name: "d", Type: TDouble}, {Name: "s", Type: TString}, {Name: "f", Type: TBool}, {Name: "m", Type: TDecimal},
+			{Name: "ts", Type: TTimestamp},
 		},
+	}
+	ltz := rng.IntN(3) == 0
+	if ltz {
+		z := zones[rng.IntN(len(zones))]
+		t.Zone, t.ZoneOffset = z.name, z.offset
+		t.Columns[len(t.Columns)-1] = Column{Name: "ems", Type: TBigInt}
+		t.Columns = append(t.Columns, Column{Name: "ts", Type: TLtz, Computed: "TO_TIMESTAMP_LTZ(ems, 3)", Duck: "epoch_ms(ems)"})
 	}
 	switch rng.IntN(4) {
 	case 0:
@@ -123,7 +157,7 @@ func GenTable(rng *rand.Rand, name string, maxRows int) *Table {
 			ts = start
 		}
 		null := func() bool { return rng.Float64() < nullRate }
-		row := make([]any, len(t.Columns))
+		row := make([]any, 10)
 		if !null() {
 			row[0] = keyWords[rng.IntN(len(keyWords))]
 		}
@@ -160,6 +194,9 @@ func GenTable(rng *rand.Rand, name string, maxRows int) *Table {
 			row[8] = cents(rng.IntN(20001) - 10000)
 		}
 		row[9] = ts
+		if ltz {
+			row[9] = ts.UnixMilli()
+		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
@@ -197,7 +234,7 @@ func (t *Table) Write(parent string) error {
 
 func (t *Table) jsonLine(b *strings.Builder, row []any) error {
 	b.WriteByte('{')
-	for i, c := range t.Columns {
+	for i, c := range t.physical() {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -225,7 +262,7 @@ func (t *Table) jsonLine(b *strings.Builder, row []any) error {
 const csvNull = `\N`
 
 func (t *Table) csvLine(b *strings.Builder, row []any) error {
-	for i := range t.Columns {
+	for i := range t.physical() {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -248,11 +285,23 @@ func (t *Table) csvLine(b *strings.Builder, row []any) error {
 	return nil
 }
 
+// Settings is the SET statements the table's queries run with.
+func (t *Table) Settings() string {
+	if t.Zone == "" {
+		return ""
+	}
+	return fmt.Sprintf("SET 'table.local-time-zone' = '%s';\n", t.Zone)
+}
+
 // DDL is the Flink CREATE TABLE over the table's directory.
 func (t *Table) DDL() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE %s (\n", t.Name)
 	for _, c := range t.Columns {
+		if c.Computed != "" {
+			fmt.Fprintf(&b, "  %s AS %s,\n", c.Name, c.Computed)
+			continue
+		}
 		fmt.Fprintf(&b, "  %s %s,\n", c.Name, c.Type.Flink())
 	}
 	switch {
@@ -273,14 +322,19 @@ func (t *Table) DDL() string {
 
 // DuckLoad is the DuckDB statement that loads the same files into a table.
 func (t *Table) DuckLoad() string {
-	cols := make([]string, len(t.Columns))
-	for i, c := range t.Columns {
-		cols[i] = fmt.Sprintf("'%s': '%s'", c.Name, c.Type.Duck())
+	var cols []string
+	computed := ""
+	for _, c := range t.Columns {
+		if c.Computed != "" {
+			computed += ", " + c.Duck + " AS " + c.Name
+			continue
+		}
+		cols = append(cols, fmt.Sprintf("'%s': '%s'", c.Name, c.Type.Duck()))
 	}
 	read := fmt.Sprintf("read_json('%s/*.json', format = 'newline_delimited', columns = {%s})", t.Dir, strings.Join(cols, ", "))
 	if t.Format == "csv" {
 		read = fmt.Sprintf(`read_csv('%s/*.csv', auto_detect = false, header = false, delim = ',', quote = '"', escape = '"', nullstr = '%s', columns = {%s})`,
 			t.Dir, csvNull, strings.Join(cols, ", "))
 	}
-	return fmt.Sprintf("CREATE OR REPLACE TABLE %s AS SELECT * FROM %s", t.Name, read)
+	return fmt.Sprintf("CREATE OR REPLACE TABLE %s AS SELECT *%s FROM %s", t.Name, computed, read)
 }
