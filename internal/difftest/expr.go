@@ -285,9 +285,24 @@ func (g *gen) decimalExpr(sc []Column, d int) Expr {
 
 var timeUnits = []struct{ flink, duck string }{{"SECOND", "second"}, {"MINUTE", "minute"}, {"HOUR", "hour"}, {"DAY", "day"}}
 
+// ltz is a TIMESTAMP_LTZ column of sc seen as the wall clock of table.local-time-zone,
+// in DuckDB (where it is a UTC TIMESTAMP) and as a TIMESTAMP expression in Flink.
+func (g *gen) ltz(sc []Column) (Expr, bool) {
+	for _, c := range sc {
+		if c.Type == TLtz && g.feat.TimeFuncs {
+			return Expr{F: c.Name, D: fmt.Sprintf("(%s + to_milliseconds(%d))", c.Name, g.zone.Milliseconds()), T: TTimestamp}, true
+		}
+	}
+	return Expr{}, false
+}
+
 func (g *gen) timeExpr(sc []Column, d int) Expr {
 	if !g.feat.TimeFuncs {
 		return g.leaf(sc, TTimestamp)
+	}
+	if l, ok := g.ltz(sc); ok && g.chance(0.2) {
+		// CAST(TIMESTAMP_LTZ AS TIMESTAMP) is the wall clock in the session zone
+		return wrap2(TTimestamp, "CAST(%s AS TIMESTAMP(3))", "%s", l)
 	}
 	switch g.n(5) {
 	case 0:
@@ -307,6 +322,9 @@ func (g *gen) timeExpr(sc []Column, d int) Expr {
 // timeField is a BIGINT field of a TIMESTAMP.
 func (g *gen) timeField(sc []Column, d int) Expr {
 	ts := g.expr(sc, TTimestamp, d)
+	if l, ok := g.ltz(sc); ok && g.chance(0.3) {
+		ts = l // HOUR(ltz) and friends read the wall clock in the session zone
+	}
 	switch g.n(8) {
 	case 0:
 		return wrap(TBigInt, "HOUR(%s)", ts)
@@ -542,6 +560,9 @@ func (g *gen) stringExpr(sc []Column, d int) Expr {
 	case 15:
 		if g.feat.TimeFuncs {
 			ts := g.expr(sc, TTimestamp, d)
+			if l, ok := g.ltz(sc); ok && g.chance(0.3) {
+				ts = l // DATE_FORMAT and CAST of a TIMESTAMP_LTZ show the session zone's wall clock
+			}
 			switch g.n(3) {
 			case 0:
 				return wrap2(TString, "DATE_FORMAT(%s, 'yyyy-MM-dd HH:mm')", "strftime(%s, '%%Y-%%m-%%d %%H:%%M')", ts)
