@@ -129,9 +129,10 @@ func duckVal(v any) (Val, error) {
 // Stats counts what a run did.
 type Stats struct {
 	Tables, Queries, Failed int
-	NonEmpty                int // queries whose result has rows
-	Rows                    int // rows in all results
-	Shapes                  map[string]int
+	NonEmpty                int            // queries whose result has rows
+	Rows                    int            // rows in all results
+	Shapes                  map[string]int // queries by the first word of their shape
+	NonEmptyShapes          map[string]int // of those, the ones with a non-empty result
 }
 
 // runDiff runs n random queries from seed over random tables and fails t on every
@@ -142,7 +143,7 @@ func runDiff(t *testing.T, seed uint64, n int, feat Features) Stats {
 	db := openDuck(t)
 	ctx := context.Background()
 	gen := NewGenerator(rng, feat)
-	st := Stats{Shapes: map[string]int{}}
+	st := Stats{Shapes: map[string]int{}, NonEmptyShapes: map[string]int{}}
 	dir := t.TempDir()
 	for st.Queries < n {
 		tab := GenTable(rng, "t", 150)
@@ -159,7 +160,8 @@ func runDiff(t *testing.T, seed uint64, n int, feat Features) Stats {
 			}
 			st.Queries++
 			q := gen.Query(tab)
-			st.Shapes[strings.Fields(q.Shape)[0]]++
+			shape := strings.Fields(q.Shape)[0]
+			st.Shapes[shape]++
 			// Small batches put batch boundaries everywhere (0 is the default), and
 			// checkpoints every millisecond put barriers between them.
 			run := pipesqlRun{batch: []int{0, 0, 1, 2, 3, 7}[rng.IntN(6)]}
@@ -170,6 +172,7 @@ func runDiff(t *testing.T, seed uint64, n int, feat Features) Stats {
 			if rows > 0 {
 				st.NonEmpty++
 				st.Rows += rows
+				st.NonEmptyShapes[shape]++
 			}
 			if msg != "" {
 				st.Failed++
@@ -180,8 +183,8 @@ func runDiff(t *testing.T, seed uint64, n int, feat Features) Stats {
 			}
 		}
 	}
-	t.Logf("%d queries over %d tables, %d failed, %d with a non-empty result (%d rows in all); shapes %v",
-		st.Queries, st.Tables, st.Failed, st.NonEmpty, st.Rows, st.Shapes)
+	t.Logf("%d queries over %d tables, %d failed, %d with a non-empty result (%d rows in all); shapes %v, non-empty %v",
+		st.Queries, st.Tables, st.Failed, st.NonEmpty, st.Rows, st.Shapes, st.NonEmptyShapes)
 	return st
 }
 
