@@ -54,6 +54,11 @@ type Source struct {
 
 	pendingErr   error
 	lastSnapshot map[partitionKey]int64
+	// deferred holds the restored partitions, handed to the reader at the first Poll:
+	// not before CheckRestored has seen that the cluster is the one they belong to, so
+	// that librdkafka never fetches (and resets) offsets of another cluster.
+	deferred     []ckafka.TopicPartition
+	deferAssign  bool
 	periodic     bool
 	lastPeriodic time.Time
 	readerDown   atomic.Bool
@@ -99,8 +104,8 @@ func NewSource(ctx context.Context, cfg connectors.SourceConfig) (connectors.Sou
 // Open opens a Kafka source. Without restored state it waits (retrying with backoff,
 // for as long as ctx allows) until the cluster has listed the partitions, and fails
 // with a *BrokersError naming every broker tried when ctx ends first. With restored
-// state it starts at once from the checkpoint's offsets, and discovery catches up in
-// the background.
+// state it starts at once from the checkpoint's offsets (read from the first Poll on,
+// after CheckRestored), and discovery catches up in the background.
 func Open(ctx context.Context, cfg connectors.SourceConfig, clock Clock) (*Source, error) {
 	return open(ctx, cfg, clock, true)
 }
@@ -185,7 +190,10 @@ func open(ctx context.Context, cfg connectors.SourceConfig, clock Clock, prefetc
 	if s.commits != nil {
 		go s.commits.run(bg)
 	}
-	if err := s.assign(toAssign); err != nil {
+	s.deferAssign = true
+	err = s.assign(toAssign)
+	s.deferAssign = false
+	if err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -281,6 +289,10 @@ func (s *Source) assign(as []assignment) error {
 	if len(tps) == 0 {
 		return nil
 	}
+	if s.deferAssign {
+		s.deferred = append(s.deferred, tps...)
+		return nil
+	}
 	if err := s.consumer.IncrementalAssign(tps); err != nil {
 		return fmt.Errorf("kafka source %s: assign partitions: %w", s.opts.table, err)
 	}
@@ -334,6 +346,12 @@ func (s *Source) Poll(ctx context.Context, maxWait time.Duration) ([]connectors.
 	}
 	if err := s.enum.fatalErr(); err != nil {
 		return nil, err
+	}
+	if len(s.deferred) > 0 {
+		if err := s.consumer.IncrementalAssign(s.deferred); err != nil {
+			return nil, fmt.Errorf("kafka source %s: assign partitions: %w", s.opts.table, err)
+		}
+		s.deferred = nil
 	}
 	if err := s.assign(s.enum.take()); err != nil {
 		return nil, err
