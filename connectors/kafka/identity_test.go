@@ -1,11 +1,13 @@
 package kafka
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/pipesql/pipesql/connectors"
+	"github.com/pipesql/pipesql/connectors/kafka/kafkatest"
 )
 
 // restoredSource is a source restored at offset next of clicks-0 and clicks-1, as
@@ -109,4 +111,59 @@ func TestIdentityRoundTrip(t *testing.T) {
 	if _, err := decodeIdentity([]byte{9}); !errors.Is(err, ErrBadSnapshot) {
 		t.Fatalf("bad version: err = %v", err)
 	}
+}
+
+// Against a real cluster: a source restored on the cluster and topic it read resumes; on
+// the topic deleted and created again (same name, new topic id, fewer records) it is
+// refused, naming both topic ids and the offset beyond the new partition's end.
+func TestCheckRestoredAgainstCluster(t *testing.T) {
+	c := kafkatest.NewCluster(t, 1)
+	c.CreateTopic(t, "clicks", 2)
+	produceEvents(t, c, "clicks", 2, 0, 20)
+	log := newTestLog(t)
+	cfg := sourceConfig(c, log, "clicks", nil)
+	src := openSource(t, cfg)
+	newReader(t, src).count(20)
+	snap, err := src.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ident, err := src.Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := decodeIdentity(ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := saved.topic("clicks"); saved.Cluster == "" || st == nil || st.ID == "" || st.Partitions != 2 {
+		t.Fatalf("identity %s, want the cluster id and the topic's id and 2 partitions", saved)
+	}
+	src.Close()
+
+	check := func() error {
+		t.Helper()
+		cfg.Restored = snap
+		src := openSource(t, cfg)
+		defer src.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
+		defer cancel()
+		return src.CheckRestored(ctx, ident)
+	}
+	if err := check(); err != nil {
+		t.Fatalf("the same cluster and topic: %v", err)
+	}
+
+	c.DeleteTopic(t, "clicks")
+	c.CreateTopic(t, "clicks", 2)
+	produceEvents(t, c, "clicks", 2, 0, 4)
+	err = check()
+	var me *connectors.InputMismatchError
+	if !errors.As(err, &me) {
+		t.Fatalf("recreated topic: %v, want an *InputMismatchError", err)
+	}
+	if !strings.Contains(err.Error(), "topic clicks was deleted and created again") || !strings.Contains(err.Error(), "id "+saved.Topics[0].ID) {
+		t.Errorf("the refusal does not name the recreated topic and its old id: %v", err)
+	}
+	t.Log(err)
 }

@@ -188,6 +188,33 @@ func (c *Cluster) CreateTopic(t testing.TB, topic string, partitions int32) {
 	}
 }
 
+// DeleteTopic deletes topic; creating it again gives it a new topic id.
+func (c *Cluster) DeleteTopic(t testing.TB, topic string) {
+	t.Helper()
+	cl, err := c.kgoClient()
+	if err != nil {
+		t.Fatalf("kafkatest: client: %v", err)
+	}
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	rt := kmsg.NewDeleteTopicsRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	req.TopicNames = append(req.TopicNames, topic)
+	req.TimeoutMillis = int32(requestTimeout / time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("kafkatest: delete topic %s: %v", topic, err)
+	}
+	for _, rt := range resp.Topics {
+		if err := kerr.ErrorForCode(rt.ErrorCode); err != nil {
+			t.Fatalf("kafkatest: delete topic %s: %v", topic, err)
+		}
+	}
+	c.resetClient() // its metadata has the old topic id
+}
+
 // AddPartitions grows topic by n partitions.
 func (c *Cluster) AddPartitions(t testing.TB, topic string, n int) {
 	t.Helper()
