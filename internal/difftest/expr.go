@@ -47,6 +47,8 @@ type Features struct {
 	LikeEscape       bool // LIKE ... ESCAPE '!'
 	WindowKeyExprs   bool // window aggregates grouped by expressions (UPPER(k1)), not only columns
 	WindowOffset     bool // the offset argument of TUMBLE, HOP and CUMULATE
+	ShadowingAliases bool // SELECT i AS j, j AS i: output names that are input column names
+	NestedSubqueries bool // a subquery in a subquery, a WITH in a WITH
 	TimeFuncs        bool // TIMESTAMP expressions: intervals, FLOOR TO, EXTRACT, DATE_FORMAT, TIMESTAMPDIFF
 	MoreFuncs        bool // GREATEST, LEAST, IF, simple CASE, TRIM(BOTH ...), MD5, INSTR, math
 	Regex            bool // REGEXP, REGEXP_REPLACE
@@ -64,7 +66,8 @@ func AllFeatures() Features {
 		RoundFloorCeil: true, ConcatWS: true, NullIf: true, MinMaxBool: true, MinMaxTime: true,
 		WindowKeysSubset: true, Decimal: true, TimeFuncs: true, MoreFuncs: true, Regex: true,
 		WindowProjection: true, LegacyWindows: true, RoundDecimal: true, MixedNumeric: true, AggExprs: true,
-		LikeEscape: true, WindowKeyExprs: true, WindowOffset: true,
+		LikeEscape: true, WindowKeyExprs: true, WindowOffset: true, ShadowingAliases: true,
+		NestedSubqueries: true,
 	}
 }
 

@@ -12,6 +12,7 @@ type Query struct {
 	Flink, Duck string
 	Shape       string // what the generator built, for the failure report
 	Cols        []Column
+	Updating    bool // its result is an updating stream (it aggregates, or reads one that does)
 }
 
 // source is what a query reads: a table or view by name, or a subquery.
@@ -59,7 +60,7 @@ func (gn *Generator) Query(t *Table) Query {
 	case roll < 16 && g.feat.WindowProjection:
 		return g.windowRows(base)
 	case g.feat.Subqueries:
-		return g.nested(base)
+		return g.nested(base, 0)
 	}
 	return g.project(base, "project")
 }
@@ -70,9 +71,15 @@ func (g *gen) fresh(p string) string {
 }
 
 // nested is a query over a subquery in FROM or a WITH.
-func (g *gen) nested(base source) Query {
+func (g *gen) nested(base source, depth int) Query {
 	var inner Query
-	switch g.n(5) {
+	switch g.n(6) {
+	case 5:
+		if depth < 2 && g.feat.NestedSubqueries {
+			inner = g.nested(base, depth+1)
+			break
+		}
+		fallthrough
 	case 0, 1:
 		inner = g.project(base, "project")
 	case 2:
@@ -86,7 +93,7 @@ func (g *gen) nested(base source) Query {
 			inner = g.project(base, "project")
 		}
 	}
-	updating := strings.HasPrefix(inner.Shape, "group") || strings.HasPrefix(inner.Shape, "global") || strings.HasPrefix(inner.Shape, "distinct")
+	updating := inner.Updating
 	alias := g.fresh("q")
 	src := source{cols: inner.Cols, update: updating}
 	with := g.chance(0.5)
@@ -111,6 +118,7 @@ func (g *gen) nested(base source) Query {
 		outer.Duck = "WITH " + alias + " AS (" + inner.Duck + ") " + outer.Duck
 	}
 	outer.Shape += " over " + inner.Shape
+	outer.Updating = outer.Updating || updating
 	return outer
 }
 
@@ -148,8 +156,18 @@ func (g *gen) project(src source, shape string) Query {
 		}
 		items = append(items, item{e, g.fresh("c")})
 	}
+	if g.feat.ShadowingAliases && g.chance(0.2) {
+		// name the outputs after input columns, shuffled: the WHERE still reads the
+		// input's columns, a query over this one the outputs
+		perm := g.rng.Perm(len(src.cols))
+		for i := range items {
+			if i < len(perm) {
+				items[i].name = src.cols[perm[i]].Name
+			}
+		}
+	}
 	f, d := selectList(items)
-	q := Query{Flink: "SELECT " + f + " FROM " + src.F, Duck: "SELECT " + d + " FROM " + src.D, Shape: shape, Cols: colsOf(items)}
+	q := Query{Flink: "SELECT " + f + " FROM " + src.F, Duck: "SELECT " + d + " FROM " + src.D, Shape: shape, Cols: colsOf(items), Updating: src.update}
 	g.where(&q, src)
 	return q
 }
@@ -200,7 +218,7 @@ func (g *gen) distinct(src source, shape string) Query {
 		items = append(items, item{e, g.fresh("c")})
 	}
 	f, d := selectList(items)
-	q := Query{Flink: "SELECT DISTINCT " + f + " FROM " + src.F, Duck: "SELECT DISTINCT " + d + " FROM " + src.D, Shape: shape, Cols: colsOf(items)}
+	q := Query{Flink: "SELECT DISTINCT " + f + " FROM " + src.F, Duck: "SELECT DISTINCT " + d + " FROM " + src.D, Shape: shape, Cols: colsOf(items), Updating: true}
 	g.where(&q, src)
 	return q
 }
@@ -274,7 +292,7 @@ func (g *gen) group(src source, nkeys int, shape string) Query {
 		items = append(items, item{g.aggItem(src.cols, keys), g.fresh("c")})
 	}
 	f, d := selectList(items)
-	q := Query{Flink: "SELECT " + f + " FROM " + src.F, Duck: "SELECT " + d + " FROM " + src.D, Shape: shape, Cols: colsOf(items)}
+	q := Query{Flink: "SELECT " + f + " FROM " + src.F, Duck: "SELECT " + d + " FROM " + src.D, Shape: shape, Cols: colsOf(items), Updating: true}
 	g.where(&q, src)
 	if len(keys) > 0 {
 		fk, dk := make([]string, len(keys)), make([]string, len(keys))
