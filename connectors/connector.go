@@ -85,6 +85,8 @@ type SourceConfig struct {
 	Restored []byte
 	// Log receives warnings the source wants the user to see; never nil.
 	Log Logger
+	// Clock is the runtime's clock; nil means the wall clock (see ClockOr).
+	Clock Clock
 }
 
 // ProducedColumn is one column a source emits: a physical column (MetadataKey "") or a metadata column.
@@ -107,6 +109,8 @@ type SinkConfig struct {
 	// state says was staged and discards what it wrote after it.
 	Restored []byte
 	Log      Logger
+	// Clock is the runtime's clock; nil means the wall clock (see ClockOr).
+	Clock Clock
 }
 
 // Logger is how connectors report what the user should know. Implementations must be safe

@@ -28,7 +28,7 @@ type Options struct {
 	// Log receives the engine's log records and those of its jobs. Default: discarded.
 	Log *slog.Logger
 	// Clock is where the jobs' time comes from. Default: the wall clock.
-	Clock exec.Clock
+	Clock connectors.Clock
 	// Registry is where jobs are tracked, for /status, /metrics and the progress line.
 	// Default: a new, empty one.
 	Registry *obs.Registry
@@ -72,7 +72,7 @@ func New(opts Options) (*Engine, error) {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	if opts.Clock == nil {
-		opts.Clock = exec.WallClock{}
+		opts.Clock = connectors.WallClock{}
 	}
 	if opts.Registry == nil {
 		opts.Registry = obs.NewRegistry()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/planner"
 	"github.com/pipesql/pipesql/types"
 )
@@ -69,7 +70,7 @@ func benchmarkDAU(b *testing.B, users int) {
 	ctx := context.Background()
 	newOp := func() (*windowAggOp, *outbox) {
 		m := newOpMetrics(0, "window aggregate")
-		op, err := newWindowAggOp(cfg, m, WallClock{})
+		op, err := newWindowAggOp(cfg, m, connectors.WallClock{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pipesql/pipesql/config"
+	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/state"
 )
 
@@ -103,7 +104,7 @@ type savepointRequest struct {
 // coordinator runs the checkpoints of one run of a job.
 type coordinator struct {
 	setup *checkpointSetup
-	clock Clock
+	clock connectors.Clock
 	log   *slog.Logger
 	stats *checkpointStats
 	fail  func(error) // fails the run

@@ -127,7 +127,7 @@ func (f *ckptFixture) id(kind string, i int) types.Value {
 }
 
 func (f *ckptFixture) newOp(b *testing.B) *windowAggOp {
-	op, err := newWindowAggOp(f.cfg, newOpMetrics(0, "window aggregate"), WallClock{})
+	op, err := newWindowAggOp(f.cfg, newOpMetrics(0, "window aggregate"), connectors.WallClock{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ type fakeClock struct {
 	mu      sync.Mutex
 	now     time.Time
 	tickers []*fakeTicker
+	timers  fakeTimers
 }
 
 func newFakeClock() *fakeClock {
@@ -46,9 +48,52 @@ func (c *fakeClock) Advance(d time.Duration) {
 			t.next = t.next.Add(t.d)
 		}
 	}
+	c.timers.fire(c.now)
 }
 
-func (c *fakeClock) NewTicker(d time.Duration) Ticker {
+func (c *fakeClock) NewTimer(d time.Duration) connectors.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.timers.add(c.now, d)
+}
+
+// fakeTimers are the timers of a test clock: each fires once the clock reaches its time.
+type fakeTimers struct{ pending []*fakeTimer }
+
+func (ts *fakeTimers) add(now time.Time, d time.Duration) *fakeTimer {
+	t := &fakeTimer{c: make(chan time.Time, 1), at: now.Add(d)}
+	if d <= 0 {
+		t.c <- now
+		return t
+	}
+	ts.pending = append(ts.pending, t)
+	return t
+}
+
+func (ts *fakeTimers) fire(now time.Time) {
+	keep := ts.pending[:0]
+	for _, t := range ts.pending {
+		switch {
+		case t.stopped.Load():
+		case !t.at.After(now):
+			t.c <- now
+		default:
+			keep = append(keep, t)
+		}
+	}
+	ts.pending = keep
+}
+
+type fakeTimer struct {
+	c       chan time.Time
+	at      time.Time
+	stopped atomic.Bool
+}
+
+func (t *fakeTimer) C() <-chan time.Time { return t.c }
+func (t *fakeTimer) Stop() bool          { return !t.stopped.Swap(true) }
+
+func (c *fakeClock) NewTicker(d time.Duration) connectors.Ticker {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := &fakeTicker{c: make(chan time.Time, 1), d: d, next: c.now.Add(d)}

@@ -21,7 +21,7 @@ import (
 type Options struct {
 	// Clock is where time comes from: periodic watermarks, idle splits, processing-time
 	// windows, CURRENT_TIMESTAMP. Default: the wall clock.
-	Clock Clock
+	Clock connectors.Clock
 	// Log receives the job's warnings and those of its connectors. Default: discarded.
 	Log *slog.Logger
 	// Collect receives the rows of a SELECT (a Collect root), in order, with their kinds.
@@ -88,7 +88,7 @@ type pipelineSpec struct {
 
 // runEnv is what the tasks of one run share.
 type runEnv struct {
-	clock     Clock
+	clock     connectors.Clock
 	log       *slog.Logger
 	settings  map[string]string
 	batchSize int
@@ -112,7 +112,7 @@ func NewJob(prog *planner.Program, opts Options) (*Job, error) {
 		return nil, fmt.Errorf("%w: no program", ErrUnsupportedPlan)
 	}
 	if opts.Clock == nil {
-		opts.Clock = WallClock{}
+		opts.Clock = connectors.WallClock{}
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
@@ -386,7 +386,7 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot, updating bo
 		}
 		desc := fmt.Sprintf("sink %s (%s) v%d", n.Table, conn, stateVersion)
 		return &opSpec{name: "sink " + n.Table, stateDesc: desc, build: func(rt *runEnv, _ *opMetrics) (operator, error) {
-			return &sinkOp{node: n, settings: rt.settings, log: rt.log, checkpointed: rt.checkpointed[pipeline]}, nil
+			return &sinkOp{node: n, settings: rt.settings, log: rt.log, clock: rt.clock, checkpointed: rt.checkpointed[pipeline]}, nil
 		}}, nil
 	case *planner.Collect:
 		collect := c.opts.Collect

@@ -187,7 +187,7 @@ func (t *opTask) stateTicks() (<-chan time.Time, func()) {
 	if _, ok := t.op.(stateMeasurer); !ok {
 		return nil, func() {}
 	}
-	tk := WallClock{}.NewTicker(stateSampleInterval)
+	tk := connectors.WallClock{}.NewTicker(stateSampleInterval)
 	return tk.C(), tk.Stop
 }
 

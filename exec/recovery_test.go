@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/planner"
 	"github.com/pipesql/pipesql/state"
 )
@@ -26,6 +27,7 @@ type stepClock struct {
 	now     time.Time
 	step    time.Duration
 	tickers []*fakeTicker
+	timers  fakeTimers
 	created chan time.Duration
 }
 
@@ -57,9 +59,16 @@ func (c *stepClock) moveLocked(d time.Duration) {
 			t.next = t.next.Add(t.d)
 		}
 	}
+	c.timers.fire(c.now)
 }
 
-func (c *stepClock) NewTicker(d time.Duration) Ticker {
+func (c *stepClock) NewTimer(d time.Duration) connectors.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.timers.add(c.now, d)
+}
+
+func (c *stepClock) NewTicker(d time.Duration) connectors.Ticker {
 	c.mu.Lock()
 	t := &fakeTicker{c: make(chan time.Time, 1), d: d, next: c.now.Add(d)}
 	c.tickers = append(c.tickers, t)

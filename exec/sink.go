@@ -24,6 +24,7 @@ type sinkOp struct {
 	node     *planner.Sink
 	settings map[string]string
 	log      *slog.Logger
+	clock    connectors.Clock
 	sink     connectors.Sink
 	// checkpointed is set when the sink's pipeline takes part in checkpoints.
 	checkpointed bool
@@ -48,6 +49,7 @@ func (s *sinkOp) open(ctx context.Context) error {
 		Settings:  s.settings,
 		Restored:  s.restored,
 		Log:       connLogger{s.log.With("table", n.Table)},
+		Clock:     s.clock,
 	})
 	if err != nil {
 		return err

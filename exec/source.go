@@ -133,6 +133,7 @@ func (t *sourceTask) run(ctx context.Context) error {
 		Produce:   n.Produce,
 		Settings:  t.rt.settings,
 		Log:       connLogger{t.rt.log.With("table", n.Table)},
+		Clock:     t.rt.clock,
 	}
 	if r := t.restored; r != nil {
 		cfg.Restored = r.connector

@@ -30,13 +30,13 @@ func withWatermark(scan planner.Node, delay, idle time.Duration) *planner.Waterm
 
 // sourceEvents runs the source task of the pipeline ending in root alone and returns
 // the events it sent: "rows N", "watermark <time>", "end".
-func sourceEvents(t *testing.T, root planner.Node, clock Clock) []string {
+func sourceEvents(t *testing.T, root planner.Node, clock connectors.Clock) []string {
 	return sourceEventsWith(t, root, clock, false)
 }
 
 // sourceEventsWith is sourceEvents; generic makes the source evaluate the watermark
 // expression per row instead of taking the largest rowtime minus the delay.
-func sourceEventsWith(t *testing.T, root planner.Node, clock Clock, generic bool) []string {
+func sourceEventsWith(t *testing.T, root planner.Node, clock connectors.Clock, generic bool) []string {
 	t.Helper()
 	c := &compiler{opts: Options{Collect: func(_ connectors.RowKind, _ types.Row) {}}, wmInterval: defaultWatermarkInterval}
 	ps, err := c.pipeline(0, &planner.Pipeline{Root: &planner.Collect{Input: root}})

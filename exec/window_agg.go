@@ -70,7 +70,7 @@ type windowAggOp struct {
 	nopOperator
 	cfg   *windowAggConfig
 	m     *opMetrics
-	clock Clock
+	clock connectors.Clock
 	funcs []agg.Func
 	zone  *zone
 
@@ -92,7 +92,7 @@ type windowAggOp struct {
 	shared []sharedState // how each aggregate's shared state is checkpointed
 }
 
-func newWindowAggOp(cfg *windowAggConfig, m *opMetrics, clock Clock) (*windowAggOp, error) {
+func newWindowAggOp(cfg *windowAggConfig, m *opMetrics, clock connectors.Clock) (*windowAggOp, error) {
 	funcs, err := cfg.aggs.funcs()
 	if err != nil {
 		return nil, err

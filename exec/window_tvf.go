@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/planner"
 	"github.com/pipesql/pipesql/types"
 )
@@ -39,7 +40,7 @@ type windowTVFOp struct {
 	nopOperator
 	cfg   *windowTVFConfig
 	m     *opMetrics
-	clock Clock
+	clock connectors.Clock
 	zone  *zone
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pipesql/pipesql/connectors"
 	_ "github.com/pipesql/pipesql/connectors/builtin"
 	_ "github.com/pipesql/pipesql/connectors/formats"
 	_ "github.com/pipesql/pipesql/connectors/kafka"
@@ -160,7 +161,7 @@ type runningJob struct {
 }
 
 // startJob runs prog with opts and serves its metrics; the test's cleanup stops it.
-func startJob(t *testing.T, prog *planner.Program, opts exec.Options, clock exec.Clock) *runningJob {
+func startJob(t *testing.T, prog *planner.Program, opts exec.Options, clock connectors.Clock) *runningJob {
 	t.Helper()
 	logs := &syncBuffer{}
 	logger, dedup, err := NewLogger(logs, LogOptions{Level: "info"})
@@ -253,7 +254,7 @@ func TestKafkaJobMetrics(t *testing.T) {
 SET 'execution.checkpointing.interval' = '200 ms';
 SET 'execution.checkpointing.tolerable-failed-checkpoints' = '1';`,
 		`, 'properties.group.id' = 'obs-test', 'scan.topic-partition-discovery.interval' = '500 ms'`))
-	job := startJob(t, prog, exec.Options{Store: store}, exec.WallClock{})
+	job := startJob(t, prog, exec.Options{Store: store}, connectors.WallClock{})
 
 	job.waitMetric("every record", "pipesql_source_records_total", eq(402))
 	var m scraped
@@ -418,7 +419,7 @@ func TestDegradedWithinOneDiscovery(t *testing.T) {
 	// interval is 1 s.
 	prog := planScript(t, dauJob(c.Bootstrap(), "",
 		`, 'scan.topic-partition-discovery.interval' = '1 s', 'properties.default.api.timeout.ms' = '30000'`))
-	job := startJob(t, prog, exec.Options{}, exec.WallClock{})
+	job := startJob(t, prog, exec.Options{}, connectors.WallClock{})
 	job.waitMetric("every record", "pipesql_source_records_total", eq(100))
 	m := job.waitMetric("a discovery after the first", "pipesql_source_discovery_successes_total", func(v float64) bool { return v >= 2 })
 	before, _ := m.value("pipesql_source_discovery_attempts_total")
@@ -468,13 +469,27 @@ func TestDegradedWithinOneDiscovery(t *testing.T) {
 	}
 }
 
-// manualClock is an exec.Clock the test moves: the job's checkpoints and restart delays
+// manualClock is a connectors.Clock the test moves: the job's checkpoints and restart delays
 // happen when the test says.
 type manualClock struct {
 	mu      sync.Mutex
 	now     time.Time
 	tickers []*manualTicker
+	timers  []*manualTicker // one-shot: fired once, then dropped
 }
+
+func (c *manualClock) NewTimer(d time.Duration) connectors.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &manualTicker{c: make(chan time.Time, 1), next: c.now.Add(d)}
+	c.timers = append(c.timers, t)
+	return manualTimer{t}
+}
+
+type manualTimer struct{ t *manualTicker }
+
+func (t manualTimer) C() <-chan time.Time { return t.t.c }
+func (t manualTimer) Stop() bool          { return !t.t.stopped.Swap(true) }
 
 type manualTicker struct {
 	c       chan time.Time
@@ -492,7 +507,7 @@ func (c *manualClock) Now() time.Time {
 	return c.now
 }
 
-func (c *manualClock) NewTicker(d time.Duration) exec.Ticker {
+func (c *manualClock) NewTicker(d time.Duration) connectors.Ticker {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := &manualTicker{c: make(chan time.Time, 1), d: d, next: c.now.Add(d)}
@@ -519,6 +534,17 @@ func (c *manualClock) Advance(d time.Duration) {
 		}
 	}
 	c.tickers = live
+	pending := c.timers[:0]
+	for _, t := range c.timers {
+		switch {
+		case t.stopped.Load():
+		case !t.next.After(c.now):
+			t.c <- c.now
+		default:
+			pending = append(pending, t)
+		}
+	}
+	c.timers = pending
 }
 
 // TestRestartingAndFailed fails checkpoints with none tolerated: the job shows

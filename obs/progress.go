@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/pipesql/pipesql/exec"
+	"github.com/pipesql/pipesql/connectors"
 )
 
 // FormatProgress renders the compact one-line progress of pipesql run:
@@ -239,7 +239,7 @@ type ProgressOptions struct {
 	// Log receives the progress records (ProgressLog), at INFO.
 	Log *slog.Logger
 	// Clock is where the time comes from. Default: the wall clock.
-	Clock exec.Clock
+	Clock connectors.Clock
 }
 
 // ShowProgress shows the progress of the jobs of reg until ctx is done. On a terminal it
@@ -247,7 +247,7 @@ type ProgressOptions struct {
 // final state (FINISHED, FAILED, CANCELED) stays on the screen.
 func ShowProgress(ctx context.Context, reg *Registry, opts ProgressOptions) {
 	if opts.Clock == nil {
-		opts.Clock = exec.WallClock{}
+		opts.Clock = connectors.WallClock{}
 	}
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultTerminalInterval

@@ -394,7 +394,7 @@ type Tracker struct {
 	id, name string
 	job      *exec.Job
 	et       EventTime
-	clock    exec.Clock
+	clock    connectors.Clock
 
 	mu      sync.Mutex
 	samples []sample // oldest first, none older than sampleWindow but the first kept
@@ -416,13 +416,13 @@ type TrackerOptions struct {
 	// EventTime says how to read the job's watermarks (see EventTimeOf).
 	EventTime EventTime
 	// Clock is where the time comes from. Default: the wall clock.
-	Clock exec.Clock
+	Clock connectors.Clock
 }
 
 // NewTracker returns a Tracker of job.
 func NewTracker(job *exec.Job, opts TrackerOptions) *Tracker {
 	if opts.Clock == nil {
-		opts.Clock = exec.WallClock{}
+		opts.Clock = connectors.WallClock{}
 	}
 	return &Tracker{id: opts.ID, name: opts.Name, job: job, et: opts.EventTime, clock: opts.Clock}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/chzyer/readline"
 
 	"github.com/pipesql/pipesql/config"
+	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/connectors/builtin"
 	"github.com/pipesql/pipesql/engine"
 	"github.com/pipesql/pipesql/exec"
@@ -56,7 +57,7 @@ type shell struct {
 	in    *os.File  // the terminal
 	out   io.Writer // the terminal, for the output of the statement running
 	err   io.Writer
-	clock exec.Clock
+	clock connectors.Clock
 	size  termSize
 	// live is whether the output is a terminal a view can be redrawn on.
 	live bool
@@ -89,7 +90,7 @@ type Config struct {
 // terminal's); the errors of statements are printed and the shell goes on.
 func Interactive(cfg Config) error {
 	stdin, stdout, stderr := cfg.In, cfg.Out, cfg.Err
-	sh := &shell{in: stdin, out: stdout, err: stderr, clock: exec.WallClock{}, live: IsTerminal(stdout), gate: &gate{}}
+	sh := &shell{in: stdin, out: stdout, err: stderr, clock: connectors.WallClock{}, live: IsTerminal(stdout), gate: &gate{}}
 	sh.size = func() (int, int) {
 		if f, ok := stdout.(*os.File); ok {
 			if w, h, err := readline.GetSize(int(f.Fd())); err == nil && w > 0 && h > 0 {

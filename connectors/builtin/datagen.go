@@ -65,7 +65,7 @@ var datagenFactory = &connectors.Factory{
 		return err
 	},
 	NewSource: func(ctx context.Context, cfg connectors.SourceConfig) (connectors.Source, error) {
-		return newDatagenSource(cfg, wallClock{})
+		return newDatagenSource(cfg, connectors.ClockOr(cfg.Clock))
 	},
 }
 
@@ -567,7 +567,7 @@ func (r *rng) between(lo, hi int64) int64 {
 type datagenSource struct {
 	cfg   *datagenConfig
 	gens  []*colGen
-	clock clock
+	clock connectors.Clock
 
 	emitted int64 // rows returned by Poll so far, in total
 
@@ -577,7 +577,7 @@ type datagenSource struct {
 	started  bool
 }
 
-func newDatagenSource(cfg connectors.SourceConfig, clk clock) (*datagenSource, error) {
+func newDatagenSource(cfg connectors.SourceConfig, clk connectors.Clock) (*datagenSource, error) {
 	c, err := parseDatagen(cfg.TableInfo)
 	if err != nil {
 		return nil, err
@@ -667,10 +667,12 @@ func (s *datagenSource) Poll(ctx context.Context, maxWait time.Duration) ([]conn
 		// wait for the next row, but no longer than maxWait
 		wait := min(s.nextDue().Sub(now), maxWait)
 		if wait > 0 {
+			timer := s.clock.NewTimer(wait)
 			select {
 			case <-ctx.Done():
+				timer.Stop()
 				return nil, ctx.Err()
-			case <-s.clock.After(wait):
+			case <-timer.C():
 			}
 		}
 		now = s.clock.Now()

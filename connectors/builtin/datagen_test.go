@@ -30,16 +30,30 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+// NewTimer moves the clock by d and returns a timer that has fired: a source's wait
+// passes at once.
+func (c *fakeClock) NewTimer(d time.Duration) connectors.Timer {
+	c.Advance(d)
+	ch := make(chan time.Time, 1)
+	ch <- c.Now()
+	return firedTimer(ch)
+}
+
+// NewTicker is never used by the connectors of this package.
+func (c *fakeClock) NewTicker(time.Duration) connectors.Ticker {
+	panic("builtin: fakeClock has no tickers")
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
-	ch := make(chan time.Time, 1)
-	ch <- c.now
-	return ch
 }
 
-func (c *fakeClock) Advance(d time.Duration) { c.After(d) }
+type firedTimer chan time.Time
+
+func (t firedTimer) C() <-chan time.Time { return t }
+func (t firedTimer) Stop() bool          { return false }
 
 func produceAll(s types.Schema) []connectors.ProducedColumn {
 	out := make([]connectors.ProducedColumn, len(s))

@@ -36,6 +36,7 @@
 // "<identifier>> " first when print-identifier is set) to the writers set with
 // SetPrintOutput, os.Stdout and os.Stderr by default. blackhole drops every row.
 //
-// Sources take time from a clock the runtime does not set; tests replace it so that
-// throttling and directory monitoring run without sleeping.
+// Sources and sinks take time from the runtime's clock (SourceConfig.Clock,
+// SinkConfig.Clock: datagen's throttle and timestamps, directory monitoring, file
+// rolling); tests pass one that moves when waited on, so nothing sleeps.
 package builtin

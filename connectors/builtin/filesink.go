@@ -44,7 +44,7 @@ type fileSink struct {
 	dir   string
 	enc   connectors.Encoder
 	json  bool // json records need a line break; csv's encoder writes its own
-	clock clock
+	clock connectors.Clock
 
 	rollSize     int64
 	rollInterval time.Duration
@@ -78,7 +78,7 @@ type fileSinkState struct {
 
 const fileSinkStateVersion = 1
 
-func newFileSink(cfg connectors.SinkConfig, clk clock) (*fileSink, error) {
+func newFileSink(cfg connectors.SinkConfig, clk connectors.Clock) (*fileSink, error) {
 	fail := func(err error) (*fileSink, error) { return nil, tableError("filesystem", "sink", cfg.Name, err) }
 	if cfg.Updating {
 		return fail(ErrUpdatingInput)

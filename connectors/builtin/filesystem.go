@@ -72,10 +72,10 @@ var filesystemFactory = &connectors.Factory{
 	Validate:  validateFilesystem,
 	SplitNoun: "files",
 	NewSource: func(ctx context.Context, cfg connectors.SourceConfig) (connectors.Source, error) {
-		return newFileSource(cfg, wallClock{})
+		return newFileSource(cfg, connectors.ClockOr(cfg.Clock))
 	},
 	NewSink: func(ctx context.Context, cfg connectors.SinkConfig) (connectors.Sink, error) {
-		return newFileSink(cfg, wallClock{})
+		return newFileSink(cfg, connectors.ClockOr(cfg.Clock))
 	},
 }
 
@@ -137,7 +137,7 @@ type fileSource struct {
 	nPhys   int      // physical columns decoded, first in each row
 	meta    []string // metadata key of each produced column after the physical ones
 	monitor time.Duration
-	clock   clock
+	clock   connectors.Clock
 	log     connectors.Logger
 
 	files    map[string]*fileState   // every file seen, by path
@@ -157,7 +157,7 @@ type openFile struct {
 	carry []byte        // a line longer than the reader's buffer, read so far
 }
 
-func newFileSource(cfg connectors.SourceConfig, clk clock) (*fileSource, error) {
+func newFileSource(cfg connectors.SourceConfig, clk connectors.Clock) (*fileSource, error) {
 	fail := func(err error) (*fileSource, error) { return nil, tableError("filesystem", "source", cfg.Name, err) }
 	if err := validateFilesystem(cfg.TableInfo); err != nil {
 		return nil, err
@@ -356,10 +356,12 @@ func (s *fileSource) Poll(ctx context.Context, maxWait time.Duration) ([]connect
 				}
 				now := s.clock.Now()
 				if now.Before(s.nextScan) {
+					timer := s.clock.NewTimer(min(s.nextScan.Sub(now), maxWait))
 					select {
 					case <-ctx.Done():
+						timer.Stop()
 						return nil, ctx.Err()
-					case <-s.clock.After(min(s.nextScan.Sub(now), maxWait)):
+					case <-timer.C():
 					}
 					if s.clock.Now().Before(s.nextScan) {
 						return nil, nil

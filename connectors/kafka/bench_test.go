@@ -155,7 +155,7 @@ func readSource(b *testing.B, c *kafkatest.Cluster, produce []connectors.Produce
 	cfg := sourceConfig(c, nil, "bench", map[string]string{"scan.bounded.mode": "latest-offset"})
 	cfg.Log = log
 	cfg.Produce = produce
-	src, err := open(context.Background(), cfg, WallClock{}, prefetch)
+	src, err := open(context.Background(), cfg, prefetch)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -41,7 +41,7 @@ type enumerator struct {
 	opts     *tableOptions
 	settings *clientSettings
 	client   *metadataClient
-	clock    Clock
+	clock    connectors.Clock
 	log      connectors.Logger
 	jitter   func() float64 // in [0, 1)
 	bounded  bool
@@ -76,7 +76,7 @@ type enumerator struct {
 	inFlight    time.Time // start of the running attempt; zero when none
 }
 
-func newEnumerator(opts *tableOptions, settings *clientSettings, client *metadataClient, clock Clock, log connectors.Logger) *enumerator {
+func newEnumerator(opts *tableOptions, settings *clientSettings, client *metadataClient, clock connectors.Clock, log connectors.Logger) *enumerator {
 	return &enumerator{
 		opts:       opts,
 		settings:   settings,

@@ -131,7 +131,7 @@ func openSource(t testing.TB, cfg connectors.SourceConfig) *Source {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
 	defer cancel()
-	s, err := Open(ctx, cfg, WallClock{})
+	s, err := Open(ctx, cfg)
 	if err != nil {
 		t.Fatalf("open source: %v", err)
 	}

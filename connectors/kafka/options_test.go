@@ -424,7 +424,7 @@ func TestEnumeratorNeverDrops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnumerator(o, &clientSettings{apiTimeout: time.Second}, nil, WallClock{}, newTestLog(t))
+	e := newEnumerator(o, &clientSettings{apiTimeout: time.Second}, nil, connectors.WallClock{}, newTestLog(t))
 	e.restore([]partitionKey{{"events", 0}, {"events", 1}})
 	e.record(&listing{partitions: map[string][]int32{"events": {0}}})
 	if len(e.unresolved) != 0 || !e.known[partitionKey{"events", 1}] {

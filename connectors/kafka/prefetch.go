@@ -4,6 +4,7 @@ import (
 	"time"
 
 	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/pipesql/pipesql/connectors"
 )
 
 // Prefetch sizes: events are handed over in batches of up to prefetchBatch, and at
@@ -23,7 +24,7 @@ const (
 // positions and snapshots describe exactly the rows Poll returned.
 type prefetcher struct {
 	consumer *ckafka.Consumer
-	clock    Clock
+	clock    connectors.Clock
 	batches  chan []ckafka.Event
 	quit     chan struct{}
 	done     chan struct{}
@@ -33,7 +34,7 @@ type prefetcher struct {
 }
 
 // startPrefetch starts polling consumer.
-func startPrefetch(consumer *ckafka.Consumer, clock Clock) *prefetcher {
+func startPrefetch(consumer *ckafka.Consumer, clock connectors.Clock) *prefetcher {
 	f := &prefetcher{
 		consumer: consumer, clock: clock,
 		batches: make(chan []ckafka.Event, prefetchDepth),

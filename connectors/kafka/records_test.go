@@ -163,7 +163,7 @@ func TestRestore(t *testing.T) {
 	t.Run("bad-snapshot", func(t *testing.T) {
 		cfg := sourceConfig(c, newTestLog(t), "events", nil)
 		cfg.Restored = []byte{9, 9}
-		_, err := Open(context.Background(), cfg, WallClock{})
+		_, err := Open(context.Background(), cfg)
 		if !errors.Is(err, ErrBadSnapshot) {
 			t.Errorf("Open with a bad snapshot: %v", err)
 		}

@@ -212,7 +212,7 @@ func TestNoBrokerReachable(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	_, err := Open(ctx, cfg, WallClock{})
+	_, err := Open(ctx, cfg)
 	if !errors.Is(err, ErrNoBrokerReachable) {
 		t.Fatalf("Open: %v, want ErrNoBrokerReachable", err)
 	}

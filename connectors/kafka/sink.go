@@ -28,7 +28,7 @@ type Sink struct {
 	opts  *tableOptions
 	set   *clientSettings
 	log   connectors.Logger
-	clock Clock
+	clock connectors.Clock
 
 	producer *ckafka.Producer
 	topic    *string
@@ -73,18 +73,19 @@ var _ connectors.Sink = (*Sink)(nil)
 
 // NewSink opens a 'kafka' sink; it is the factory's NewSink.
 func NewSink(ctx context.Context, cfg connectors.SinkConfig) (connectors.Sink, error) {
-	return OpenSink(ctx, cfg, false, WallClock{})
+	return OpenSink(ctx, cfg, false)
 }
 
 // NewUpsertSink opens an 'upsert-kafka' sink; it is that factory's NewSink.
 func NewUpsertSink(ctx context.Context, cfg connectors.SinkConfig) (connectors.Sink, error) {
-	return OpenSink(ctx, cfg, true, WallClock{})
+	return OpenSink(ctx, cfg, true)
 }
 
 // OpenSink opens a sink of 'kafka' (upsert false) or 'upsert-kafka'. With
 // 'exactly-once' it registers the transactional producer with the cluster first,
-// waiting as long as ctx allows.
-func OpenSink(ctx context.Context, cfg connectors.SinkConfig, upsert bool, clock Clock) (*Sink, error) {
+// waiting as long as ctx allows. Its waits run on cfg.Clock.
+func OpenSink(ctx context.Context, cfg connectors.SinkConfig, upsert bool) (*Sink, error) {
+	clock := connectors.ClockOr(cfg.Clock)
 	o, err := parseOptions(cfg.TableInfo, upsert)
 	if err != nil {
 		return nil, err

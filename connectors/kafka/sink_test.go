@@ -37,7 +37,7 @@ func openSink(t testing.TB, cfg connectors.SinkConfig, upsert bool) *Sink {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
 	defer cancel()
-	s, err := OpenSink(ctx, cfg, upsert, WallClock{})
+	s, err := OpenSink(ctx, cfg, upsert)
 	if err != nil {
 		t.Fatalf("open sink: %v", err)
 	}
@@ -109,11 +109,11 @@ func TestSinkAppend(t *testing.T) {
 	}
 	cfg := sinkConfig(c, newTestLog(t), "out", eventSchema, nil, nil)
 	cfg.Updating = true
-	if _, err := OpenSink(ctx, cfg, false, WallClock{}); !errors.Is(err, ErrUpdatingInput) {
+	if _, err := OpenSink(ctx, cfg, false); !errors.Is(err, ErrUpdatingInput) {
 		t.Errorf("opening on updating input: %v, want ErrUpdatingInput", err)
 	}
 	cfg = sinkConfig(c, newTestLog(t), "a;b", eventSchema, nil, nil)
-	if _, err := OpenSink(ctx, cfg, false, WallClock{}); err == nil {
+	if _, err := OpenSink(ctx, cfg, false); err == nil {
 		t.Error("a sink accepted a topic list")
 	}
 }

@@ -28,7 +28,7 @@ type Source struct {
 	opts  *tableOptions
 	set   *clientSettings
 	log   connectors.Logger
-	clock Clock
+	clock connectors.Clock
 
 	consumer *ckafka.Consumer
 	fetch    *prefetcher // takes the consumer's events out of librdkafka
@@ -96,23 +96,25 @@ var (
 	_ connectors.Status = (*Source)(nil)
 )
 
-// NewSource opens a Kafka source with the machine's clock; it is the factory's NewSource.
+// NewSource opens a Kafka source; it is the factory's NewSource.
 func NewSource(ctx context.Context, cfg connectors.SourceConfig) (connectors.Source, error) {
-	return Open(ctx, cfg, WallClock{})
+	return Open(ctx, cfg)
 }
 
 // Open opens a Kafka source. Without restored state it waits (retrying with backoff,
 // for as long as ctx allows) until the cluster has listed the partitions, and fails
 // with a *BrokersError naming every broker tried when ctx ends first. With restored
 // state it starts at once from the checkpoint's offsets (read from the first Poll on,
-// after CheckRestored), and discovery catches up in the background.
-func Open(ctx context.Context, cfg connectors.SourceConfig, clock Clock) (*Source, error) {
-	return open(ctx, cfg, clock, true)
+// after CheckRestored), and discovery catches up in the background. Its waits and
+// intervals run on cfg.Clock.
+func Open(ctx context.Context, cfg connectors.SourceConfig) (*Source, error) {
+	return open(ctx, cfg, true)
 }
 
 // open is Open; without prefetch, Poll takes events out of librdkafka itself (the
 // benchmark compares both ways).
-func open(ctx context.Context, cfg connectors.SourceConfig, clock Clock, prefetch bool) (*Source, error) {
+func open(ctx context.Context, cfg connectors.SourceConfig, prefetch bool) (*Source, error) {
+	clock := connectors.ClockOr(cfg.Clock)
 	o, err := parseOptions(cfg.TableInfo, false)
 	if err != nil {
 		return nil, err
