@@ -17,8 +17,25 @@
 // +U, -D applied to a multiset) must equal DuckDB's result as a multiset of rows, DOUBLEs
 // compared with a relative tolerance.
 //
+// Tables vary in format (JSON, CSV with a NULL literal), number of files, size (some
+// longer than a source poll, so that windows fire before the end), watermark delay, and
+// event time: a TIMESTAMP(3), or a TIMESTAMP_LTZ(3) computed from epoch milliseconds in a
+// zone with a fixed offset. Each query runs with a random operator batch size, and a
+// fifth of them with a checkpoint every millisecond.
+//
+// # Running
+//
 // DuckDB is linked only into this package's tests, never into the pipesql binary. The
-// short run is part of go test ./...; the long one runs under the build tag soak, with a
-// random seed that PIPESQL_DIFFTEST_SEED (or -difftest.seed) sets and every failure
-// prints.
+// short run (300 queries from a fixed seed) is part of go test ./...; the long one runs
+// under the build tag soak, 3000 queries by default, with a random seed:
+//
+//	go test -tags soak -run Soak -v ./internal/difftest/ [-difftest.queries=N]
+//
+// PIPESQL_DIFFTEST_SEED (or -difftest.seed) sets the seed of either run; every failure
+// prints it with the table's DDL and data, both queries and both results.
+//
+// # Switched off
+//
+// Features switches each construct; the tests' features() turns off what pipesql
+// rejects as unsupported and what shows an open bug, each with the reason.
 package difftest
