@@ -60,6 +60,10 @@ func runDuck(ctx context.Context, db *sql.DB, query string) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	colTypes, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
 	var out []Row
 	for rows.Next() {
 		vals := make([]any, len(cols))
@@ -75,6 +79,9 @@ func runDuck(ctx context.Context, db *sql.DB, query string) ([]Row, error) {
 			r[i], err = duckVal(v)
 			if err != nil {
 				return nil, fmt.Errorf("column %s: %w", cols[i], err)
+			}
+			if r[i].C == Time && colTypes[i].DatabaseTypeName() == "DATE" {
+				r[i] = Val{C: Date, I: v.(time.Time).Unix() / 86400}
 			}
 		}
 		out = append(out, r)

@@ -49,6 +49,8 @@ type Features struct {
 	WindowOffset     bool // the offset argument of TUMBLE, HOP and CUMULATE
 	ShadowingAliases bool // SELECT i AS j, j AS i: output names that are input column names
 	NestedSubqueries bool // a subquery in a subquery, a WITH in a WITH
+	Dates            bool // DATE values: CAST(ts AS DATE), DATE literals, EXTRACT
+	ExtraFuncs       bool // SPLIT_INDEX, REGEXP_EXTRACT, ASCII, CHR, TO_BASE64, SHA256, LOG, trigonometry
 	TimeFuncs        bool // TIMESTAMP expressions: intervals, FLOOR TO, EXTRACT, DATE_FORMAT, TIMESTAMPDIFF
 	MoreFuncs        bool // GREATEST, LEAST, IF, simple CASE, TRIM(BOTH ...), MD5, INSTR, math
 	Regex            bool // REGEXP, REGEXP_REPLACE
@@ -67,7 +69,7 @@ func AllFeatures() Features {
 		WindowKeysSubset: true, Decimal: true, TimeFuncs: true, MoreFuncs: true, Regex: true,
 		WindowProjection: true, LegacyWindows: true, RoundDecimal: true, MixedNumeric: true, AggExprs: true,
 		LikeEscape: true, WindowKeyExprs: true, WindowOffset: true, ShadowingAliases: true,
-		NestedSubqueries: true,
+		NestedSubqueries: true, Dates: true, ExtraFuncs: true,
 	}
 }
 
@@ -154,6 +156,8 @@ func (g *gen) lit(t Type) Expr {
 			return both("("+c.String()+")", TDecimal)
 		}
 		return both(c.String(), TDecimal)
+	case TDate:
+		return both("DATE '"+time.Date(2024, 2, 29+g.n(4), 0, 0, 0, 0, time.UTC).Format("2006-01-02")+"'", TDate)
 	case TTimestamp:
 		at := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(g.n(48*60)) * time.Minute)
 		return both("TIMESTAMP '"+at.Format("2006-01-02 15:04:05.000")+"'", TTimestamp)
@@ -249,6 +253,10 @@ func (g *gen) expr(sc []Column, t Type, depth int) Expr {
 		return g.decimalExpr(sc, d)
 	case TTimestamp:
 		return g.timeExpr(sc, d)
+	case TDate:
+		if g.chance(0.7) {
+			return wrap(TDate, "CAST(%s AS DATE)", g.expr(sc, TTimestamp, d))
+		}
 	}
 	return g.leaf(sc, t)
 }
@@ -324,6 +332,10 @@ func (g *gen) timeExpr(sc []Column, d int) Expr {
 
 // timeField is a BIGINT field of a TIMESTAMP.
 func (g *gen) timeField(sc []Column, d int) Expr {
+	if g.feat.Dates && g.chance(0.2) {
+		f := []string{"YEAR", "MONTH", "DAY"}[g.n(3)]
+		return wrap2(TBigInt, "EXTRACT("+f+" FROM %s)", "extract("+strings.ToLower(f)+" FROM %s)", g.expr(sc, TDate, d))
+	}
 	ts := g.expr(sc, TTimestamp, d)
 	if l, ok := g.ltz(sc); ok && g.chance(0.3) {
 		ts = l // HOUR(ltz) and friends read the wall clock in the session zone
@@ -397,6 +409,9 @@ func (g *gen) intExpr(sc []Column, d int) Expr {
 			return wrap2(TInt, "CAST(%s AS INT)", "CAST(trunc(%s) AS INTEGER)", g.expr(sc, TDecimal, d))
 		}
 	case 12:
+		if g.feat.ExtraFuncs && g.chance(0.3) {
+			return wrap(TInt, "ASCII(%s)", g.expr(sc, TString, d))
+		}
 		if g.feat.MoreFuncs {
 			if g.chance(0.5) {
 				return wrap(TInt, "SIGN(%s)", g.expr(sc, TInt, d))
@@ -502,6 +517,25 @@ func (g *gen) doubleExpr(sc []Column, d int) Expr {
 			case 2:
 				return wrap(TDouble, "LN(ABS(%s) + 1)", g.expr(sc, TDouble, d))
 			default:
+				if g.feat.ExtraFuncs {
+					x := g.expr(sc, TDouble, d)
+					switch g.n(7) {
+					case 0:
+						return wrap2(TDouble, "LOG(ABS(%s) + 1)", "ln(abs(%s) + 1)", x) // Flink's LOG(x) is ln
+					case 1:
+						return wrap(TDouble, "LOG10(ABS(%s) + 1)", x)
+					case 2:
+						return wrap(TDouble, "LOG(2, ABS(%s) + 1)", x)
+					case 3:
+						return wrap(TDouble, "SIN(%s)", x)
+					case 4:
+						return wrap(TDouble, "ATAN2(%s, 2)", x)
+					case 5:
+						return wrap(TDouble, "DEGREES(%s)", x)
+					default:
+						return wrap(TDouble, "EXP(%s / 20)", x)
+					}
+				}
 				return wrap(TDouble, "SIGN(%s)", g.expr(sc, TDouble, d))
 			}
 		}
@@ -517,7 +551,7 @@ func (g *gen) stringExpr(sc []Column, d int) Expr {
 		return g.leaf(sc, TString)
 	}
 	a := func() Expr { return g.expr(sc, TString, d) }
-	switch g.n(17) {
+	switch g.n(18) {
 	case 0:
 		return wrap(TString, "UPPER(%s)", a())
 	case 1:
@@ -573,6 +607,27 @@ func (g *gen) stringExpr(sc []Column, d int) Expr {
 				return wrap2(TString, "DATE_FORMAT(%s, 'HH:mm:ss.SSS')", "strftime(%s, '%%H:%%M:%%S.%%g')", ts)
 			default:
 				return wrap2(TString, "CAST(%s AS STRING)", "strftime(%s, '%%Y-%%m-%%d %%H:%%M:%%S.%%g')", ts)
+			}
+		}
+	case 17:
+		if g.feat.Dates && g.feat.TimeFuncs && g.chance(0.3) {
+			return wrap2(TString, "CAST(%s AS STRING)", "CAST(%s AS VARCHAR)", g.expr(sc, TDate, d))
+		}
+		if g.feat.ExtraFuncs {
+			switch g.n(4) {
+			case 0:
+				// Flink's SPLIT_INDEX is NULL past the last token, and an empty string has none
+				k := g.n(3)
+				return wrap2(TString, fmt.Sprintf("SPLIT_INDEX(%%s, ' ', %d)", k),
+					fmt.Sprintf("CASE WHEN %%[1]s = '' THEN NULL WHEN len(string_split(%%[1]s, ' ')) > %d THEN string_split(%%[1]s, ' ')[%d] END", k, k+1), a())
+			case 1:
+				// Flink's REGEXP_EXTRACT is NULL when nothing matches, DuckDB's ''
+				pat := []string{"a(b+)", "([aA])", "(x|_)(.)"}[g.n(3)]
+				return wrap2(TString, "REGEXP_EXTRACT(%s, '"+pat+"', 1)", "CASE WHEN regexp_matches(%[1]s, '"+pat+"') THEN regexp_extract(%[1]s, '"+pat+"', 1) END", a())
+			case 2:
+				return wrap2(TString, "TO_BASE64(%s)", "to_base64(encode(%s))", a())
+			default:
+				return wrap(TString, "SHA256(%s)", a())
 			}
 		}
 	case 16:
@@ -635,6 +690,9 @@ func (g *gen) anyType() Type {
 	if g.feat.TimeFuncs {
 		ts = append(ts, TTimestamp)
 	}
+	if g.feat.Dates && g.feat.TimeFuncs && g.chance(0.3) {
+		ts = append(ts, TDate)
+	}
 	return ts[g.n(len(ts))]
 }
 
@@ -655,6 +713,9 @@ func (g *gen) ordered() Type {
 	}
 	if g.feat.TimeFuncs {
 		ts = append(ts, TTimestamp)
+	}
+	if g.feat.Dates && g.feat.TimeFuncs && g.chance(0.3) {
+		ts = append(ts, TDate)
 	}
 	return ts[g.n(len(ts))]
 }

@@ -129,6 +129,8 @@ func normalize(v types.Value) Val {
 		return Val{C: Float, F: f}
 	case types.Char, types.Varchar:
 		return Val{C: Str, S: v.Str()}
+	case types.Date:
+		return Val{C: Date, I: v.Int()}
 	case types.Timestamp, types.TimestampLTZ:
 		return Val{C: Time, I: v.Time().UnixMicro()}
 	}

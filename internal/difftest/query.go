@@ -234,6 +234,9 @@ func (g *gen) keys(sc []Column, n int) []Expr {
 		exprT := t
 		if g.feat.TimeFuncs && g.chance(0.2) {
 			exprT = TTimestamp // FLOOR(ts TO HOUR), ts + INTERVAL ...
+			if g.feat.Dates && g.chance(0.3) {
+				exprT = TDate // CAST(ts AS DATE)
+			}
 		}
 		if e := g.expr(sc, exprT, 1); g.feat.GroupByExpr && g.chance(0.25) && mentions(e, sc) {
 			ks = append(ks, e)
@@ -264,7 +267,7 @@ func (g *gen) keyCol(sc []Column, t Type) (Expr, bool) {
 		switch {
 		case c.Type == t:
 			same = append(same, c)
-		case c.Type != TTimestamp && c.Type != TLtz:
+		case c.Type != TTimestamp && c.Type != TLtz && c.Type != TDate:
 			other = append(other, c)
 		}
 	}
@@ -338,7 +341,7 @@ func (g *gen) havingPred(sc []Column, depth int) Expr {
 	}
 	for {
 		a := g.agg(sc)
-		if a.T == TString || a.T == TBool || a.T == TTimestamp || a.T == TLtz {
+		if a.T == TString || a.T == TBool || a.T == TTimestamp || a.T == TLtz || a.T == TDate {
 			continue
 		}
 		lit := intLit(g.n(12) - 2)
@@ -412,6 +415,9 @@ func (g *gen) agg(sc []Column) Expr {
 		ts := append(g.numTypes(), TString)
 		if g.feat.TimeFuncs {
 			ts = append(ts, TTimestamp)
+		}
+		if g.feat.Dates && g.feat.TimeFuncs {
+			ts = append(ts, TDate)
 		}
 		if g.feat.MinMaxBool {
 			ts = append(ts, TBool)

@@ -23,16 +23,17 @@ const (
 	TTimestamp
 	TDecimal // DECIMAL(10, 2) in the table; wider in expressions
 	TLtz     // TIMESTAMP_LTZ(3): only the event time and windows over it
+	TDate    // in expressions only
 )
 
 // Flink is the type's name in Flink SQL.
 func (t Type) Flink() string {
-	return [...]string{"INT", "BIGINT", "DOUBLE", "STRING", "BOOLEAN", "TIMESTAMP(3)", "DECIMAL(10, 2)", "TIMESTAMP_LTZ(3)"}[t]
+	return [...]string{"INT", "BIGINT", "DOUBLE", "STRING", "BOOLEAN", "TIMESTAMP(3)", "DECIMAL(10, 2)", "TIMESTAMP_LTZ(3)", "DATE"}[t]
 }
 
 // Duck is the type's name in DuckDB.
 func (t Type) Duck() string {
-	return [...]string{"INTEGER", "BIGINT", "DOUBLE", "VARCHAR", "BOOLEAN", "TIMESTAMP", "DECIMAL(10,2)", "TIMESTAMP"}[t]
+	return [...]string{"INTEGER", "BIGINT", "DOUBLE", "VARCHAR", "BOOLEAN", "TIMESTAMP", "DECIMAL(10,2)", "TIMESTAMP", "DATE"}[t]
 }
 
 func (t Type) numeric() bool { return t == TInt || t == TBigInt || t == TDouble || t == TDecimal }

@@ -21,6 +21,7 @@ const (
 	Str
 	Bool
 	Time // TIMESTAMP: I holds microseconds of the wall clock
+	Date // DATE: I holds days since 1970-01-01
 )
 
 // Val is one normalized result value.
@@ -51,6 +52,8 @@ func (v Val) String() string {
 		return "FALSE"
 	case Time:
 		return time.UnixMicro(v.I).UTC().Format("2006-01-02 15:04:05.000")
+	case Date:
+		return time.Unix(v.I*86400, 0).UTC().Format("2006-01-02")
 	}
 	return "?"
 }
