@@ -238,6 +238,39 @@ func (g *gen) expr(sc []Column, t Type, depth int) Expr {
 			}
 		}
 	}
+	if g.feat.MixedNumeric && g.chance(0.1) {
+		// a wider type unifying a narrower one: COALESCE(i, b) is a BIGINT,
+		// CASE ... THEN i ELSE d END a DOUBLE, CASE ... THEN i ELSE m END a DECIMAL
+		var narrow []Type
+		switch t {
+		case TBigInt:
+			narrow = []Type{TInt}
+		case TDouble:
+			narrow = []Type{TInt, TBigInt}
+			if g.feat.Decimal {
+				narrow = append(narrow, TDecimal)
+			}
+		case TDecimal:
+			narrow = []Type{TInt}
+		}
+		if len(narrow) > 0 {
+			n := g.expr(sc, narrow[g.n(len(narrow))], d)
+			w := g.expr(sc, t, d)
+			if g.chance(0.5) {
+				n, w = w, n
+			}
+			switch g.n(4) {
+			case 0:
+				return wrap(t, "COALESCE(%s, %s)", n, w)
+			case 1:
+				return wrap(t, "CASE WHEN %s THEN %s ELSE %s END", g.pred(sc, d), n, w)
+			case 2:
+				return wrap2(t, "IF(%s, %s, %s)", "CASE WHEN %s THEN %s ELSE %s END", g.pred(sc, d), n, w)
+			default:
+				return wrap(t, "NULLIF(%s, %s)", w, n) // the type of the first
+			}
+		}
+	}
 	switch t {
 	case TInt:
 		return g.intExpr(sc, d)
