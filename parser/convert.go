@@ -594,6 +594,18 @@ func (l *lowering) call(e *sqlparser.FuncExpr) (Expr, int, error) {
 			return nil, 0, l.internalErr(k, "CAST")
 		}
 		return &Cast{At: lf.pos, X: args[0], Type: *fn.cast, Try: fn.try}, k, nil
+	case fn.over != nil:
+		o := fn.over
+		n := len(args) - o.nPart - len(o.order)
+		if n < 0 || star {
+			return nil, 0, l.internalErr(k, "OVER")
+		}
+		over := &Over{At: o.at, PartitionBy: args[n : n+o.nPart]}
+		for j, it := range o.order {
+			it.Expr = args[n+o.nPart+j]
+			over.OrderBy = append(over.OrderBy, it)
+		}
+		return &FuncCall{At: lf.pos, Name: fn.name, Args: args[:n:n], Distinct: e.Distinct, Star: o.star, Over: over}, k, nil
 	}
 	return &FuncCall{At: lf.pos, Name: fn.name, Args: args, Distinct: e.Distinct, Star: star}, k, nil
 }

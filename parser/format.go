@@ -775,4 +775,27 @@ func (f *formatter) call(e *FuncCall) {
 		f.expr(e.Filter)
 		f.WriteString(")")
 	}
+	if o := e.Over; o != nil {
+		f.WriteString(" OVER (")
+		if len(o.PartitionBy) > 0 {
+			f.WriteString("PARTITION BY ")
+			f.exprList(o.PartitionBy)
+		}
+		if len(o.OrderBy) > 0 {
+			if len(o.PartitionBy) > 0 {
+				f.WriteString(" ")
+			}
+			f.WriteString("ORDER BY ")
+			for i, it := range o.OrderBy {
+				if i > 0 {
+					f.WriteString(", ")
+				}
+				f.expr(it.Expr)
+				if it.Desc {
+					f.WriteString(" DESC")
+				}
+			}
+		}
+		f.WriteString(")")
+	}
 }

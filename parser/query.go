@@ -67,6 +67,16 @@ type funcShape struct {
 	try     bool
 	filter  bool // the wrapper of agg(...) FILTER (WHERE cond)
 	niladic bool
+	over    *overShape
+}
+
+// overShape is the OVER clause of a call: its partition and order expressions are
+// emitted as the call's last arguments, partition keys first.
+type overShape struct {
+	at    Pos
+	star  bool // COUNT(*) OVER: the '*' is not emitted
+	nPart int
+	order []OrderItem // Expr filled in by convert
 }
 
 // selectInfo is where a SELECT and each of its items start.
@@ -620,7 +630,7 @@ func (l *lowering) emitCall(i, open, hi, level int, name string) (int, error) {
 	}
 	after := l.tok(m+1, hi)
 	if after.is("OVER") {
-		return 0, unsupportedErr(after.pos, "OVER windows are not supported")
+		return l.emitOver(i, open, m, hi, level, name)
 	}
 	filter := after.is("FILTER") && l.tok(m+2, hi).isOp("(") && l.tok(m+3, hi).is("WHERE")
 	fm := 0
@@ -646,6 +656,113 @@ func (l *lowering) emitCall(i, open, hi, level int, name string) (int, error) {
 	}
 	l.emit(")", fm)
 	return fm + 1, nil
+}
+
+// emitOver emits f(args) OVER (PARTITION BY p ORDER BY o) as the placeholder call
+// f(args, p..., o...); the ')' closing the arguments is at m.
+func (l *lowering) emitOver(i, open, m, hi, level int, name string) (int, error) {
+	p := l.p
+	at := p.toks[m+1]
+	if !l.tok(m+2, hi).isOp("(") {
+		if t := l.tok(m+2, hi); t.kind == tokWord || t.kind == tokQuoted {
+			return 0, unsupportedErr(t.pos, "named windows (OVER %s) are not supported", t.text)
+		}
+		return 0, p.errExpectedAt(l.tok(m+2, hi), "'('")
+	}
+	om, err := l.group(m+2, hi)
+	if err != nil {
+		return 0, err
+	}
+	shape := &overShape{at: at.pos}
+	lo := m + 3
+	var part, order [][2]int // token ranges of the expressions
+	split := func(lo, hi int) [][2]int {
+		var out [][2]int
+		start := lo
+		l.scanTopLevel(lo, hi, func(k int) bool {
+			if p.toks[k].isOp(",") {
+				out = append(out, [2]int{start, k})
+				start = k + 1
+			}
+			return true
+		})
+		return append(out, [2]int{start, hi})
+	}
+	// The clause ends where ROWS, RANGE or the ')' begins.
+	end := om
+	for _, w := range []string{"ROWS", "RANGE"} {
+		if k := l.topLevel(lo, om, w); k >= 0 && k < end {
+			end = k
+		}
+	}
+	if end < om {
+		return 0, unsupportedErr(p.toks[end].pos, "unsupported: window frames (%s ...) in OVER", p.toks[end].val)
+	}
+	orderAt := -1
+	for k := lo; k+1 < end; k++ {
+		if p.toks[k].is("ORDER") && p.toks[k+1].is("BY") && l.topLevel(lo, end, "ORDER") == k {
+			orderAt = k
+			break
+		}
+	}
+	partEnd := end
+	if orderAt >= 0 {
+		partEnd = orderAt
+	}
+	if p.toks[lo].is("PARTITION") {
+		if !l.tok(lo+1, partEnd).is("BY") {
+			return 0, p.errExpectedAt(l.tok(lo+1, hi), "BY")
+		}
+		if lo+2 >= partEnd {
+			return 0, p.errExpectedAt(p.toks[partEnd], "expression")
+		}
+		part = split(lo+2, partEnd)
+	} else if lo < partEnd {
+		return 0, p.errExpectedAt(p.toks[lo], "PARTITION BY", "ORDER BY", "')'")
+	}
+	if orderAt >= 0 {
+		if orderAt+2 >= end {
+			return 0, p.errExpectedAt(p.toks[end], "expression")
+		}
+		for _, r := range split(orderAt+2, end) {
+			item := OrderItem{At: l.tok(r[0], hi).pos}
+			e := r[1]
+			if e-1 > r[0] && p.toks[e-2].is("NULLS") {
+				return 0, unsupportedErr(p.toks[e-2].pos, "unsupported: NULLS %s in OVER (Flink puts NULLs first in ascending order, last in descending order)", p.toks[e-1].val)
+			}
+			if e-1 > r[0] && (p.toks[e-1].is("ASC") || p.toks[e-1].is("DESC")) {
+				item.Desc = p.toks[e-1].is("DESC")
+				e--
+			}
+			if e <= r[0] {
+				return 0, p.errExpectedAt(p.toks[e], "expression")
+			}
+			order = append(order, [2]int{r[0], e})
+			shape.order = append(shape.order, item)
+		}
+	}
+	shape.nPart = len(part)
+	l.emitLeaf(i, &leaf{kind: leafFunc, pos: p.toks[i].pos, fn: funcShape{name: name, over: shape}})
+	l.emit("(", open)
+	args := open+1 < m
+	if open+2 == m && p.toks[open+1].isOp("*") {
+		shape.star, args = true, false
+	} else if args {
+		if err := l.emitRange(open+1, m, level+1); err != nil {
+			return 0, err
+		}
+	}
+	for _, r := range append(part, order...) {
+		if args {
+			l.emit(",", r[0])
+		}
+		args = true
+		if err := l.emitRange(r[0], r[1], level+1); err != nil {
+			return 0, err
+		}
+	}
+	l.emit(")", om)
+	return om + 1, nil
 }
 
 // emitCast emits CAST(x AS type) as a placeholder call of x; the type is parsed here.

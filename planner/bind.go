@@ -188,9 +188,14 @@ func (b *binder) bindCall(c *parser.FuncCall) (Expr, error) {
 	if c.Filter != nil && (!funcs.IsAggregate(name) || rankingFuncs[name]) {
 		return nil, errAt(c.Filter.Pos(), ErrTypeMismatch, "FILTER (WHERE ...) is only allowed after an aggregate function, not after %s", name)
 	}
+	if c.Over != nil {
+		// Top-N and deduplication are planned from their subquery (rank.go) before
+		// binding; every other OVER is not run yet.
+		return nil, errAt(c.Over.At, ErrUnsupported, "unsupported: OVER windows (%s ... OVER); pipesql runs ROW_NUMBER, RANK and DENSE_RANK only as Top-N or deduplication: SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY k ORDER BY x) AS rn FROM t) WHERE rn <= N", name)
+	}
 	switch {
 	case rankingFuncs[name]:
-		return nil, errAt(c.At, ErrUnsupported, "unsupported: OVER windows (%s)", name)
+		return nil, errAt(c.At, ErrUnsupported, "unsupported: %s without OVER", name)
 	case funcs.IsAggregate(name):
 		if b.agg == nil {
 			if b.clause == clauseAggArg {
@@ -423,7 +428,7 @@ func hasAggregate(e parser.Expr) bool {
 	walkAST(e, func(x parser.Expr) bool {
 		if c, ok := x.(*parser.FuncCall); ok {
 			n := strings.ToUpper(c.Name)
-			if (funcs.IsAggregate(n) && !rankingFuncs[n]) || (funcs.IsWindowFunc(n) && !legacyWindowFuncs[n]) {
+			if c.Over == nil && ((funcs.IsAggregate(n) && !rankingFuncs[n]) || (funcs.IsWindowFunc(n) && !legacyWindowFuncs[n])) {
 				found = true
 			}
 		}

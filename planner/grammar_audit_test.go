@@ -123,7 +123,9 @@ var auditCases = []auditCase{
 		sql: `SELECT TUMBLE_START(ts, INTERVAL '1' HOUR), COUNT(*) FROM clicks GROUP BY TUMBLE(ts, INTERVAL '1' HOUR)`, want: "TUMBLE(rowtime=[ts], size=[1 h])"},
 	{name: "interval range", fields: []string{"IntervalLit.ToUnit"},
 		sql: `SELECT ts + INTERVAL '1:30' MINUTE TO SECOND AS t2 FROM clicks`, want: "90"},
-	{name: "OVER window", sql: `SELECT app, ROW_NUMBER() OVER (ORDER BY ts) FROM clicks`, err: "1:26"},
+	{name: "OVER window", fields: []string{"FuncCall.Over", "Over.PartitionBy", "Over.OrderBy"},
+		sql: `SELECT app, ROW_NUMBER() OVER (PARTITION BY app ORDER BY ts) FROM clicks`, err: "1:26"},
+	{name: "OVER aggregate", sql: `SELECT app, SUM(n) OVER (PARTITION BY app ORDER BY ts) FROM clicks`, err: "1:20"},
 	{name: "GROUPING SETS", sql: `SELECT app FROM clicks GROUP BY GROUPING SETS ((app))`, err: "1:33"},
 	{name: "temporal join", sql: `SELECT a.app FROM clicks a JOIN clicks FOR SYSTEM_TIME AS OF a.ts AS b ON a.app = b.app`, err: "1:40"},
 
