@@ -78,12 +78,14 @@ type checkpointSetup struct {
 	operators []state.Operator // the stateful operators, for Meta and CheckPlan
 }
 
-// pipelineSpec is one compiled pipeline: a source task, then operators, root last.
+// pipelineSpec is one compiled pipeline: a tree of tasks, its leaves source tasks, its
+// root a sink or a collect. Each source and operator but the root feeds one input (port)
+// of one operator (to, an index into ops).
 type pipelineSpec struct {
 	index     int
 	statement string
-	source    *sourceSpec
-	ops       []*opSpec
+	sources   []*sourceSpec
+	ops       []*opSpec // every operator after the inputs it reads, the root last
 }
 
 // runEnv is what the tasks of one run share.
@@ -186,8 +188,10 @@ func (j *Job) checkpointSetup(prog *planner.Program) *checkpointSetup {
 		})
 	}
 	for _, ps := range j.pipelines {
-		if ps.source.stateID != "" {
-			s.operators = append(s.operators, state.Operator{ID: ps.source.stateID, Desc: ps.source.stateDesc})
+		for _, src := range ps.sources {
+			if src.stateID != "" {
+				s.operators = append(s.operators, state.Operator{ID: src.stateID, Desc: src.stateDesc})
+			}
 		}
 		for _, op := range ps.ops {
 			if op.stateID != "" {
@@ -207,33 +211,133 @@ type compiler struct {
 	settings   map[string]string
 }
 
-// pipeline compiles one pipeline. Pipelines are chains (no joins or unions yet): a
-// source (scan or values), the Calc/WatermarkAssigner nodes fused into its task, then
-// one task per operator up to the root.
+// pipeline compiles one pipeline. A pipeline is a tree: each leaf (a scan or values)
+// with the Calc and WatermarkAssigner nodes right above it is a source task, every other
+// node a task of its own; a Join or Union reads several inputs. Exchange nodes move
+// nothing in one process and compile to nothing.
 func (c *compiler) pipeline(index int, p *planner.Pipeline) (*pipelineSpec, error) {
 	if p == nil || p.Root == nil {
 		return nil, fmt.Errorf("%w: empty pipeline", ErrUnsupportedPlan)
 	}
-	var chain []planner.Node // leaf first
-	for n := p.Root; ; {
-		chain = append([]planner.Node{n}, chain...)
-		kids := n.Children()
-		if len(kids) == 0 {
-			break
+	switch p.Root.(type) {
+	case *planner.Sink, *planner.Collect:
+	default:
+		if len(p.Root.Children()) == 0 {
+			return nil, fmt.Errorf("%w: pipeline has no sink", ErrUnsupportedPlan)
 		}
-		if len(kids) > 1 {
-			return nil, fmt.Errorf("%w: %s has %d inputs", ErrUnsupportedPlan, n.Explain(), len(kids))
-		}
-		n = kids[0]
+		return nil, fmt.Errorf("%w: a pipeline must end in a sink or a select, not %s", ErrUnsupportedPlan, p.Root.Explain())
 	}
-	ps := &pipelineSpec{index: index, statement: p.Statement}
+	pc := &pipelineCompiler{c: c, ps: &pipelineSpec{index: index, statement: p.Statement},
+		seen: map[string]int{}, seenSrc: map[string]int{}}
+	if _, _, err := pc.node(p.Root, true); err != nil {
+		return nil, err
+	}
+	return pc.ps, nil
+}
+
+// pipelineCompiler compiles the nodes of one pipeline, numbering their state ids.
+type pipelineCompiler struct {
+	c  *compiler
+	ps *pipelineSpec
+	// seen and seenSrc count operators and sources by name: the second of a kind in a
+	// pipeline gets "<pipeline>/<name> 2" as its state id, and so on, in the order the
+	// tree is compiled (inputs first, left to right), so that a chain keeps the ids it
+	// always had.
+	seen, seenSrc map[string]int
+}
+
+// node compiles n and the nodes below it. connect tells n's task where its output goes
+// (port of operator to); updating is whether that output carries updates.
+func (pc *pipelineCompiler) node(n planner.Node, isRoot bool) (connect func(to, port int), updating bool, err error) {
+	if x, ok := n.(*planner.Exchange); ok && !isRoot {
+		return pc.node(x.Input, false)
+	}
+	if !isRoot {
+		if chain := sourceChain(n); chain != nil {
+			src, err := pc.source(chain)
+			if err != nil {
+				return nil, false, err
+			}
+			return func(to, port int) { src.to, src.port = to, port }, false, nil
+		}
+	}
+	kids := n.Children()
+	if len(kids) == 0 {
+		return nil, false, fmt.Errorf("%w: a pipeline must start with a table scan or values, not %s", ErrUnsupportedPlan, n.Explain())
+	}
+	conns := make([]func(int, int), len(kids))
+	ups := make([]bool, len(kids))
+	for i, k := range kids {
+		if conns[i], ups[i], err = pc.node(k, false); err != nil {
+			return nil, false, err
+		}
+	}
+	index := pc.ps.index
+	spec, err := pc.c.operator(index, n, isRoot, ups)
+	if err != nil {
+		return nil, false, err
+	}
+	spec.id = fmt.Sprintf("%d:%s", len(pc.ps.ops)+1, spec.name)
+	spec.metrics = newOpMetrics(index, spec.name)
+	spec.inputs = len(kids)
+	spec.to = -1
+	if spec.stateDesc != "" {
+		pc.seen[spec.name]++
+		spec.stateID = fmt.Sprintf("%d/%s", index, spec.name)
+		if k := pc.seen[spec.name]; k > 1 {
+			spec.stateID += fmt.Sprintf(" %d", k)
+		}
+	}
+	at := len(pc.ps.ops)
+	pc.ps.ops = append(pc.ps.ops, spec)
+	for i, conn := range conns {
+		conn(at, i)
+	}
+	for _, u := range ups {
+		updating = updating || u
+	}
+	switch x := n.(type) {
+	case *planner.GroupAggregate:
+		updating = true
+	case *planner.Join:
+		updating = updating || x.Type != planner.InnerJoin
+	}
+	return func(to, port int) { spec.to, spec.port = to, port }, updating, nil
+}
+
+// sourceChain returns the nodes of n's source task, leaf first: n and the Calc and
+// WatermarkAssigner (and Exchange) nodes below it down to a scan or values; nil when
+// n is not such a chain.
+func sourceChain(n planner.Node) []planner.Node {
+	var chain []planner.Node
+	for {
+		switch n.(type) {
+		case *planner.TableSourceScan, *planner.Values:
+			return append([]planner.Node{n}, chain...)
+		case *planner.Calc, *planner.WatermarkAssigner, *planner.Exchange:
+			chain = append([]planner.Node{n}, chain...)
+			n = n.Children()[0]
+		default:
+			return nil
+		}
+	}
+}
+
+// source compiles a source task: the scan or values chain[0], and the nodes above it
+// fused into its task.
+func (pc *pipelineCompiler) source(chain []planner.Node) (*sourceSpec, error) {
+	c, index := pc.c, pc.ps.index
 	src := &sourceSpec{pipeline: index, wmInterval: c.wmInterval}
 	switch n := chain[0].(type) {
 	case *planner.TableSourceScan:
 		src.scan = n
 		src.name = "source " + n.Table
 		src.src = newSrcMetrics(index, n.Table)
+		pc.seenSrc[src.name]++
 		src.stateID = fmt.Sprintf("%d/%s", index, src.name)
+		if k := pc.seenSrc[src.name]; k > 1 {
+			src.stateID += fmt.Sprintf(" %d", k)
+		}
 		conn := ""
 		if n.Connector != nil {
 			conn = n.Connector.Name
@@ -259,23 +363,16 @@ func (c *compiler) pipeline(index int, p *planner.Pipeline) (*pipelineSpec, erro
 			}
 			src.values = append(src.values, evs)
 		}
-	default:
-		return nil, fmt.Errorf("%w: a pipeline must start with a table scan or values, not %s", ErrUnsupportedPlan, chain[0].Explain())
 	}
 	src.metrics = newOpMetrics(index, src.name)
-	ps.source = src
-
-	// Fuse the Calc and WatermarkAssigner nodes right above the source into its task.
-	i := 1
-	for ; i < len(chain)-1; i++ {
-		switch n := chain[i].(type) {
+	for _, node := range chain[1:] {
+		switch n := node.(type) {
 		case *planner.Calc:
 			prog, err := compileCalc(n, c.env)
 			if err != nil {
 				return nil, err
 			}
 			src.stages = append(src.stages, sourceStage{calc: prog})
-			continue
 		case *planner.WatermarkAssigner:
 			if src.hasWM || src.scan == nil {
 				return nil, fmt.Errorf("%w: %s must be right above a table scan", ErrUnsupportedPlan, n.Explain())
@@ -287,42 +384,19 @@ func (c *compiler) pipeline(index int, p *planner.Pipeline) (*pipelineSpec, erro
 			src.stages = append(src.stages, sourceStage{wm: wm})
 			src.hasWM = true
 			src.idle = n.IdleTimeout
-			continue
-		}
-		break
-	}
-
-	updating := false // whether the stream so far carries updates
-	seen := map[string]int{}
-	for ; i < len(chain); i++ {
-		n := chain[i]
-		isRoot := i == len(chain)-1
-		spec, err := c.operator(index, n, isRoot, updating)
-		if err != nil {
-			return nil, err
-		}
-		spec.id = fmt.Sprintf("%d:%s", len(ps.ops)+1, spec.name)
-		spec.metrics = newOpMetrics(index, spec.name)
-		if spec.stateDesc != "" {
-			seen[spec.name]++
-			spec.stateID = fmt.Sprintf("%d/%s", index, spec.name)
-			if k := seen[spec.name]; k > 1 {
-				spec.stateID += fmt.Sprintf(" %d", k)
-			}
-		}
-		ps.ops = append(ps.ops, spec)
-		if _, ok := n.(*planner.GroupAggregate); ok {
-			updating = true
 		}
 	}
-	if len(ps.ops) == 0 {
-		return nil, fmt.Errorf("%w: pipeline has no sink", ErrUnsupportedPlan)
-	}
-	return ps, nil
+	pc.ps.sources = append(pc.ps.sources, src)
+	return src, nil
 }
 
-// operator compiles a node above the source task.
-func (c *compiler) operator(pipeline int, node planner.Node, isRoot, updating bool) (*opSpec, error) {
+// operator compiles a node above the source tasks; inputs says which of its inputs
+// carry updates.
+func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs []bool) (*opSpec, error) {
+	updating := false
+	for _, u := range inputs {
+		updating = updating || u
+	}
 	switch node.(type) {
 	case *planner.Sink, *planner.Collect:
 		if !isRoot {
@@ -363,6 +437,26 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot, updating bo
 		}
 		return &opSpec{name: "group aggregate", stateDesc: describeGroupAgg(n), build: func(*runEnv, *opMetrics) (operator, error) {
 			return newGroupAggOp(cfg)
+		}}, nil
+	case *planner.Join:
+		if updating {
+			return nil, fmt.Errorf("%w: join over an updating input", ErrUnsupportedPlan)
+		}
+		cfg, err := compileJoin(n, c.env)
+		if err != nil {
+			return nil, err
+		}
+		return &opSpec{name: "join", stateDesc: describeJoin(n), build: func(*runEnv, *opMetrics) (operator, error) {
+			return newJoinOp(cfg), nil
+		}}, nil
+	case *planner.Union:
+		for _, in := range n.Inputs {
+			if len(in.Schema()) != len(n.Out) {
+				return nil, fmt.Errorf("%w: union input of %d columns, want %d", ErrUnsupportedPlan, len(in.Schema()), len(n.Out))
+			}
+		}
+		return &opSpec{name: "union", build: func(*runEnv, *opMetrics) (operator, error) {
+			return unionOp{}, nil
 		}}, nil
 	case *planner.WindowTableFunction:
 		cfg, err := compileWindowTVF(n)
@@ -406,10 +500,12 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot, updating bo
 func (j *Job) Metrics() Metrics {
 	var m Metrics
 	for _, ps := range j.pipelines {
-		if ps.source.src != nil {
-			m.Sources = append(m.Sources, ps.source.src.snapshot())
+		for _, src := range ps.sources {
+			if src.src != nil {
+				m.Sources = append(m.Sources, src.src.snapshot())
+			}
+			m.Operators = append(m.Operators, src.metrics.snapshot())
 		}
-		m.Operators = append(m.Operators, ps.source.metrics.snapshot())
 		for _, op := range ps.ops {
 			m.Operators = append(m.Operators, op.metrics.snapshot())
 		}

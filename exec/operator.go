@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -99,6 +100,10 @@ type opSpec struct {
 	// rename it. stateDesc describes the state's layout (state.Operator.Desc); both are
 	// "" for operators without state.
 	stateID, stateDesc string
+	// inputs is the number of inputs (1 but for joins and unions); the output goes to
+	// input port of ops[to] of the pipeline, to is -1 for the root.
+	inputs   int
+	to, port int
 }
 
 // nopOperator provides the methods an operator does not need.
@@ -114,8 +119,8 @@ type opTask struct {
 	pipeline int
 	spec     *opSpec
 	op       operator
-	in       <-chan event
-	out      *outbox // nil for the root (sink or collect)
+	ins      []<-chan event // one per input
+	out      *outbox        // nil for the root (sink or collect)
 	rt       *runEnv
 	// notify carries checkpoint completions to a root that commits on them.
 	notify *commitNotifier
@@ -132,8 +137,64 @@ func (t *opTask) fail(err error) error {
 	return &OperatorError{Pipeline: t.pipeline, Operator: t.spec.name, Err: err}
 }
 
-// run processes events until the end of the stream or until ctx is cancelled because
+// multiInput is implemented by operators with several inputs that tell them apart
+// (a join): each batch comes with the index of the input it arrived on.
+type multiInput interface {
+	processInput(ctx context.Context, input int, b batch, out *outbox) error
+}
+
+// inputState is what a task knows of its inputs.
+type inputState struct {
+	wm      []int64 // the watermark of each input
+	ended   []bool  // the input sent its end (or stop)
+	blocked []bool  // the input's barrier arrived and waits for the others'
+	open    int     // inputs not ended
+	stopped bool    // an input was stopped rather than ended
+	// aligning is the checkpoint whose barriers are being aligned, 0 when none.
+	aligning uint64
+}
+
+func newInputState(n int) *inputState {
+	s := &inputState{wm: make([]int64, n), ended: make([]bool, n), blocked: make([]bool, n), open: n}
+	for i := range s.wm {
+		s.wm[i] = NoWatermark
+	}
+	return s
+}
+
+// watermark is the minimum over the inputs' watermarks: a task is as far in event time as
+// its slowest input. An input at its end holds nothing back; one that stopped (the job
+// is stopping) stays where it was, so that a stop fires nothing.
+func (s *inputState) watermark() int64 {
+	wm := MaxWatermark
+	for _, w := range s.wm {
+		wm = min(wm, w)
+	}
+	return wm
+}
+
+// aligned reports whether every input that has not ended delivered the barrier being aligned.
+func (s *inputState) aligned() bool {
+	for i := range s.blocked {
+		if !s.blocked[i] && !s.ended[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *inputState) unblock() { clear(s.blocked) }
+
+// run processes events until the end of every input or until ctx is cancelled because
 // another task failed.
+//
+// With several inputs, checkpoint barriers are aligned (exactly once): an input whose
+// barrier arrived is not read until the barrier arrived on every other input that has
+// not ended, so that the state snapshot holds exactly the rows before the barrier of
+// each input. A barrier of a newer checkpoint abandons the alignment of an older one (a
+// source skipped a checkpoint that expired); the older one's late barriers are dropped.
+// The task's watermark is the minimum of its inputs' watermarks, and its input ends when
+// every input ended.
 func (t *opTask) run(ctx context.Context) (err error) {
 	defer func() {
 		if cerr := t.op.close(); err == nil && cerr != nil {
@@ -157,28 +218,50 @@ func (t *opTask) run(ctx context.Context) (err error) {
 	if t.notify != nil {
 		notified = t.notify.ch
 	}
+	in := newInputState(len(t.ins))
+	multi, _ := t.op.(multiInput)
+	var cases []reflect.SelectCase // for more than two inputs
 	for {
+		// The inputs read now: not ended, not held back by an alignment.
+		var a, b <-chan event
+		if !in.ended[0] && !in.blocked[0] {
+			a = t.ins[0]
+		}
+		if len(t.ins) > 1 && !in.ended[1] && !in.blocked[1] {
+			b = t.ins[1]
+		}
 		var ev event
-		select {
-		case ev = <-t.in:
-		case <-notified:
-			if err := t.commit(ctx); err != nil {
-				return t.fail(err)
-			}
-			continue
-		case <-samples:
-			t.observeState()
-			continue
-		case now := <-tick:
-			if err := t.op.(timerOperator).onTimer(ctx, now, t.out); err != nil {
-				return t.fail(err)
-			}
-			if err := t.flush(ctx); err != nil {
+		from := 0
+		if len(t.ins) > 2 {
+			var ok bool
+			from, ev, ok, err = t.recvMany(ctx, in, &cases, notified, samples, tick)
+			if err != nil {
 				return err
 			}
-			continue
-		case <-ctx.Done():
-			return context.Cause(ctx)
+			if !ok {
+				continue
+			}
+		} else {
+			select {
+			case ev = <-a:
+			case ev = <-b:
+				from = 1
+			case <-notified:
+				if err := t.commit(ctx); err != nil {
+					return t.fail(err)
+				}
+				continue
+			case <-samples:
+				t.observeState()
+				continue
+			case now := <-tick:
+				if err := t.timer(ctx, now); err != nil {
+					return err
+				}
+				continue
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
 		}
 		switch ev.kind {
 		case eventBatch:
@@ -188,25 +271,37 @@ func (t *opTask) run(ctx context.Context) (err error) {
 					return t.fail(err)
 				}
 			}
-			if err := t.op.processBatch(ctx, ev.batch, t.out); err != nil {
+			if multi != nil {
+				err = multi.processInput(ctx, from, ev.batch, t.out)
+			} else {
+				err = t.op.processBatch(ctx, ev.batch, t.out)
+			}
+			if err != nil {
 				return t.fail(err)
 			}
 			if err := t.flush(ctx); err != nil {
 				return err
 			}
 		case eventWatermark:
-			if ev.watermark <= lastWM {
-				continue
-			}
-			lastWM = ev.watermark
-			m.watermark.Store(ev.watermark)
-			if err := t.op.processWatermark(ctx, ev.watermark, t.out); err != nil {
-				return t.fail(err)
-			}
-			if err := t.forward(ctx, ev); err != nil {
+			in.wm[from] = max(in.wm[from], ev.watermark)
+			if err := t.advance(ctx, in, &lastWM); err != nil {
 				return err
 			}
 		case eventBarrier:
+			if len(t.ins) > 1 {
+				switch {
+				case ev.barrier < in.aligning:
+					continue // of a checkpoint abandoned for a newer one
+				case ev.barrier > in.aligning:
+					in.unblock()
+					in.aligning = ev.barrier
+				}
+				in.blocked[from] = true
+				if !in.aligned() {
+					continue
+				}
+				in.unblock()
+			}
 			if err := t.barrier(ctx, ev.barrier); err != nil {
 				return t.fail(err)
 			}
@@ -214,16 +309,116 @@ func (t *opTask) run(ctx context.Context) (err error) {
 				return err
 			}
 		case eventEnd, eventStop:
+			in.ended[from] = true
+			in.open--
+			if ev.kind == eventStop {
+				in.stopped = true
+			} else {
+				in.wm[from] = MaxWatermark
+			}
+			if in.open > 0 {
+				// The other inputs go on: the watermark may advance, and a barrier
+				// waiting for this input is aligned now.
+				if err := t.advance(ctx, in, &lastWM); err != nil {
+					return err
+				}
+				if in.aligning != 0 && anyTrue(in.blocked) && in.aligned() {
+					in.unblock()
+					if err := t.barrier(ctx, in.aligning); err != nil {
+						return t.fail(err)
+					}
+					if err := t.forward(ctx, event{kind: eventBarrier, barrier: in.aligning}); err != nil {
+						return err
+					}
+				}
+				continue
+			}
 			// A final checkpoint completed before the end was sent: commit on it first.
 			if err := t.commit(ctx); err != nil {
 				return t.fail(err)
 			}
-			if err := t.op.finish(ctx, ev.kind == eventEnd, t.out); err != nil {
+			if err := t.op.finish(ctx, !in.stopped, t.out); err != nil {
 				return t.fail(err)
 			}
-			return t.forward(ctx, ev)
+			end := event{kind: eventEnd}
+			if in.stopped {
+				end.kind = eventStop
+			}
+			return t.forward(ctx, end)
 		}
 	}
+}
+
+func anyTrue(bs []bool) bool {
+	for _, b := range bs {
+		if b {
+			return true
+		}
+	}
+	return false
+}
+
+// advance passes the task's watermark on when it advanced.
+func (t *opTask) advance(ctx context.Context, in *inputState, lastWM *int64) error {
+	wm := in.watermark()
+	if wm == NoWatermark || wm <= *lastWM {
+		return nil
+	}
+	*lastWM = wm
+	t.spec.metrics.watermark.Store(wm)
+	if err := t.op.processWatermark(ctx, wm, t.out); err != nil {
+		return t.fail(err)
+	}
+	return t.forward(ctx, event{kind: eventWatermark, watermark: wm})
+}
+
+func (t *opTask) timer(ctx context.Context, now time.Time) error {
+	if err := t.op.(timerOperator).onTimer(ctx, now, t.out); err != nil {
+		return t.fail(err)
+	}
+	return t.flush(ctx)
+}
+
+// recvMany receives the next event of a task with more than two inputs; ok is false
+// when what arrived was not an event (a commit, a state sample, a timer).
+func (t *opTask) recvMany(ctx context.Context, in *inputState, cases *[]reflect.SelectCase,
+	notified <-chan struct{}, samples <-chan time.Time, tick <-chan time.Time) (from int, ev event, ok bool, err error) {
+	n := len(t.ins)
+	if *cases == nil {
+		cs := make([]reflect.SelectCase, n+4)
+		for i := range cs {
+			cs[i].Dir = reflect.SelectRecv
+		}
+		cs[n].Chan = reflect.ValueOf(ctx.Done())
+		cs[n+1].Chan = reflect.ValueOf(notified)
+		cs[n+2].Chan = reflect.ValueOf(samples)
+		cs[n+3].Chan = reflect.ValueOf(tick)
+		*cases = cs
+	}
+	cs := *cases
+	for i := range n {
+		if in.ended[i] || in.blocked[i] {
+			cs[i].Chan = reflect.Value{}
+		} else {
+			cs[i].Chan = reflect.ValueOf(t.ins[i])
+		}
+	}
+	chosen, v, _ := reflect.Select(cs)
+	switch chosen {
+	case n:
+		return 0, event{}, false, context.Cause(ctx)
+	case n + 1:
+		if err := t.commit(ctx); err != nil {
+			return 0, event{}, false, t.fail(err)
+		}
+		return 0, event{}, false, nil
+	case n + 2:
+		t.observeState()
+		return 0, event{}, false, nil
+	case n + 3:
+		return 0, event{}, false, t.timer(ctx, v.Interface().(time.Time))
+	}
+	return chosen, v.Interface().(event), true, nil
 }
 
 func (t *opTask) flush(ctx context.Context) error {

@@ -236,32 +236,34 @@ func (j *Job) resumeInfo(rp *restorePoint) (*ResumeInfo, error) {
 	}
 	noun := ""
 	for _, ps := range j.pipelines {
-		src, err := rp.sourceRestoreOf(ps.source.stateID)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrRestore, rp.describe(), err)
-		}
-		if src == nil || src.splits == nil {
-			continue
-		}
-		wm, n, err := decodeSplitsSummary(src.splits)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: split watermarks: %w", ErrRestore, rp.describe(), err)
-		}
-		if wm != NoWatermark {
-			if info.Watermark == NoWatermark {
-				info.Watermark = wm
+		for _, spec := range ps.sources {
+			src, err := rp.sourceRestoreOf(spec.stateID)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: %w", ErrRestore, rp.describe(), err)
 			}
-			info.Watermark = min(info.Watermark, wm)
+			if src == nil || src.splits == nil {
+				continue
+			}
+			wm, n, err := decodeSplitsSummary(src.splits)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: split watermarks: %w", ErrRestore, rp.describe(), err)
+			}
+			if wm != NoWatermark {
+				if info.Watermark == NoWatermark {
+					info.Watermark = wm
+				}
+				info.Watermark = min(info.Watermark, wm)
+			}
+			info.Splits += n
+			sn := "splits"
+			if f := spec.scan.Connector; f != nil && f.SplitNoun != "" {
+				sn = f.SplitNoun
+			}
+			if noun != "" && noun != sn {
+				sn = "splits"
+			}
+			noun = sn
 		}
-		info.Splits += n
-		sn := "splits"
-		if f := ps.source.scan.Connector; f != nil && f.SplitNoun != "" {
-			sn = f.SplitNoun
-		}
-		if noun != "" && noun != sn {
-			sn = "splits"
-		}
-		noun = sn
 	}
 	if noun == "" {
 		noun = "splits"
@@ -381,8 +383,10 @@ func (j *Job) runOnce(ctx, stopCtx context.Context, rp *restorePoint) error {
 	var coord *coordinator
 	if j.ckpt != nil && j.cfg.Enabled() {
 		for _, ps := range j.pipelines {
-			if ps.source.scan != nil {
-				rt.checkpointed[ps.index] = true
+			for _, src := range ps.sources {
+				if src.scan != nil {
+					rt.checkpointed[ps.index] = true
+				}
 			}
 		}
 		if len(rt.checkpointed) > 0 {
@@ -398,22 +402,24 @@ func (j *Job) runOnce(ctx, stopCtx context.Context, rp *restorePoint) error {
 	// Build every operator, with its saved state, before starting any task, so that a
 	// failure leaves nothing running.
 	type built struct {
-		ps  *pipelineSpec
-		ops []operator
-		src *sourceRestore
+		ps   *pipelineSpec
+		ops  []operator
+		srcs []*sourceRestore // by source
 	}
 	var all []built
 	for _, ps := range j.pipelines {
-		ps.source.metrics.reset()
-		if ps.source.src != nil {
-			ps.source.src.reset()
-		}
 		b := built{ps: ps}
-		src, err := rp.sourceRestoreOf(ps.source.stateID)
-		if err != nil {
-			return &OperatorError{Pipeline: ps.index, Operator: ps.source.name, Err: fmt.Errorf("%w: %w", ErrRestore, err)}
+		for _, spec := range ps.sources {
+			spec.metrics.reset()
+			if spec.src != nil {
+				spec.src.reset()
+			}
+			src, err := rp.sourceRestoreOf(spec.stateID)
+			if err != nil {
+				return &OperatorError{Pipeline: ps.index, Operator: spec.name, Err: fmt.Errorf("%w: %w", ErrRestore, err)}
+			}
+			b.srcs = append(b.srcs, src)
 		}
-		b.src = src
 		for _, spec := range ps.ops {
 			spec.metrics.reset()
 			op, err := spec.build(rt, spec.metrics)
@@ -436,8 +442,10 @@ func (j *Job) runOnce(ctx, stopCtx context.Context, rp *restorePoint) error {
 	// The resume is announced once every restored source has opened and checked its input.
 	var opening atomic.Int32
 	for _, b := range all {
-		if b.src != nil {
-			opening.Add(1)
+		for _, src := range b.srcs {
+			if src != nil {
+				opening.Add(1)
+			}
 		}
 	}
 	if rp != nil {
@@ -459,30 +467,42 @@ func (j *Job) runOnce(ctx, stopCtx context.Context, rp *restorePoint) error {
 	var start []task
 	for _, b := range all {
 		ps := b.ps
-		ch := make(chan event, 4)
-		st := &sourceTask{
-			spec: ps.source, rt: rt, out: newOutbox(ch, rt.batchSize, &ps.source.metrics.out),
-			barriers: make(chan uint64, 16), completed: make(chan uint64, 16), restored: b.src,
-		}
-		if coord != nil && rt.checkpointed[ps.index] {
-			coord.sources = append(coord.sources, st)
-			coord.pipelines = append(coord.pipelines, ps.index)
+		// ins[k][port] is the channel of input port of operator k.
+		ins := make([][]chan event, len(ps.ops))
+		for k, spec := range ps.ops {
+			ins[k] = make([]chan event, spec.inputs)
+			for i := range ins[k] {
+				ins[k][i] = make(chan event, 4)
+			}
 		}
 		for k, op := range b.ops {
-			in := ch
+			spec := ps.ops[k]
 			var out *outbox
-			if k < len(b.ops)-1 {
-				ch = make(chan event, 4)
-				out = newOutbox(ch, rt.batchSize, &ps.ops[k].metrics.out)
+			if spec.to >= 0 {
+				out = newOutbox(ins[spec.to][spec.port], rt.batchSize, &spec.metrics.out)
 			}
-			t := &opTask{pipeline: ps.index, spec: ps.ops[k], op: op, in: in, out: out, rt: rt}
+			in := make([]<-chan event, len(ins[k]))
+			for i, ch := range ins[k] {
+				in[i] = ch
+			}
+			t := &opTask{pipeline: ps.index, spec: spec, op: op, ins: in, out: out, rt: rt}
 			if _, ok := op.(committer); ok && coord != nil && rt.checkpointed[ps.index] {
 				t.notify = newCommitNotifier()
 				coord.sinks = append(coord.sinks, t.notify)
 			}
-			start = append(start, task{ps.index, ps.ops[k].name, func() error { return t.run(runCtx) }})
+			start = append(start, task{ps.index, spec.name, func() error { return t.run(runCtx) }})
 		}
-		start = append(start, task{ps.index, ps.source.name, func() error { return st.run(runCtx) }})
+		for i, spec := range ps.sources {
+			st := &sourceTask{
+				spec: spec, rt: rt, out: newOutbox(ins[spec.to][spec.port], rt.batchSize, &spec.metrics.out),
+				barriers: make(chan uint64, 16), completed: make(chan uint64, 16), restored: b.srcs[i],
+			}
+			if coord != nil && rt.checkpointed[ps.index] && spec.scan != nil {
+				coord.sources = append(coord.sources, st)
+				coord.pipelines = append(coord.pipelines, ps.index)
+			}
+			start = append(start, task{ps.index, spec.name, func() error { return st.run(runCtx) }})
+		}
 	}
 
 	j.mu.Lock()

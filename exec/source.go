@@ -35,6 +35,8 @@ type sourceSpec struct {
 	// stateID and stateDesc name and describe the source's checkpointed state (its
 	// connector's position and its splits' watermarks); "" for Values.
 	stateID, stateDesc string
+	// The source's rows go to input port of operator to of the pipeline.
+	to, port int
 }
 
 // sourceStage is one fused node: a Calc or the watermark assigner.

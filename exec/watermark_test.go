@@ -43,14 +43,14 @@ func sourceEventsWith(t *testing.T, root planner.Node, clock connectors.Clock, g
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, stage := range ps.source.stages {
+	for _, stage := range ps.sources[0].stages {
 		if stage.wm != nil && generic {
 			stage.wm.hasDelay = false
 		}
 	}
 	ch := make(chan event, 1024)
 	st := &sourceTask{
-		spec: ps.source, out: newOutbox(ch, 1024, &ps.source.metrics.out),
+		spec: ps.sources[0], out: newOutbox(ch, 1024, &ps.sources[0].metrics.out),
 		rt: &runEnv{clock: clock, log: slog.New(slog.DiscardHandler), batchSize: 1024, stop: context.Background()},
 	}
 	if err := st.run(context.Background()); err != nil {

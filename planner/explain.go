@@ -318,6 +318,24 @@ func (n *Collect) Explain() string {
 
 func (n *Limit) Explain() string { return fmt.Sprintf("Limit(fetch=[%d])", n.N) }
 
+func (n *Union) Explain() string {
+	return fmt.Sprintf("Union(all=[true], union=[%s])", names(n.Out))
+}
+
+func (n *Join) Explain() string {
+	return fmt.Sprintf("Join(joinType=[%s], where=[%s], select=[%s], leftInputSpec=[NoUniqueKey], rightInputSpec=[NoUniqueKey])",
+		n.Type, ExplainExpr(n.Condition), names(n.Out))
+}
+
+func (n *Exchange) Explain() string {
+	in := n.Input.Schema()
+	ks := make([]string, len(n.Keys))
+	for i, k := range n.Keys {
+		ks[i] = in[k].Name
+	}
+	return fmt.Sprintf("Exchange(distribution=[hash[%s]])", strings.Join(ks, ", "))
+}
+
 // fingerprint hashes what shapes a plan's state: per pipeline, each source table and
 // connector, and each stateful operator with its window, its keys and aggregates traced
 // back to source columns (so a rename in a Calc leaves it alone, grouping by another
@@ -354,6 +372,24 @@ func describeState(b *strings.Builder, n Node) {
 		describeAggs(b, x.Input, x.Keys, x.Aggs)
 	case *Limit:
 		fmt.Fprintf(b, "limit %d\n", x.N)
+	case *Join:
+		fmt.Fprintf(b, "join %s", x.Type)
+		for i := range x.LeftKeys {
+			fmt.Fprintf(b, " key=%s=%s:%s", lineage(x.Left, x.LeftKeys[i]), lineage(x.Right, x.RightKeys[i]), x.KeyTypes[i])
+		}
+		for _, side := range []Node{x.Left, x.Right} {
+			b.WriteString(" side=[")
+			for i, c := range side.Schema() {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(c.Type.WithoutTimeAttr().String())
+			}
+			b.WriteString("]")
+		}
+		b.WriteByte('\n')
+	case *Union:
+		fmt.Fprintf(b, "union %d\n", len(x.Inputs))
 	}
 	for _, c := range n.Children() {
 		describeState(b, c)
@@ -393,6 +429,19 @@ func lineage(n Node, col int) string {
 		return lineage(x.Input, col)
 	case *Limit:
 		return lineage(x.Input, col)
+	case *Exchange:
+		return lineage(x.Input, col)
+	case *Join:
+		if w := len(x.Left.Schema()); col >= w {
+			return lineage(x.Right, col-w)
+		}
+		return lineage(x.Left, col)
+	case *Union:
+		parts := make([]string, len(x.Inputs))
+		for i, in := range x.Inputs {
+			parts[i] = lineage(in, col)
+		}
+		return "union(" + strings.Join(parts, ",") + ")"
 	case *WindowTableFunction:
 		if w := len(x.Input.Schema()); col >= w {
 			return fmt.Sprintf("%s(%s)", x.Out[col].Name, lineage(x.Input, x.Window.TimeCol))

@@ -224,3 +224,66 @@ func (n *Values) Schema() types.Schema              { return n.Out }
 func (n *Sink) Schema() types.Schema                { return n.Out }
 func (n *Collect) Schema() types.Schema             { return n.Input.Schema() }
 func (n *Limit) Schema() types.Schema               { return n.Input.Schema() }
+
+// Union is UNION ALL: the rows of every input, in no particular order across inputs.
+// The inputs have the schema Out (the planner casts them to the unified types).
+type Union struct {
+	Inputs []Node
+	Out    types.Schema
+}
+
+// JoinType is the kind of a regular join, named as Flink's EXPLAIN names it.
+type JoinType int
+
+const (
+	InnerJoin JoinType = iota
+	LeftOuterJoin
+	RightOuterJoin
+	FullOuterJoin
+)
+
+func (t JoinType) String() string {
+	return [...]string{"InnerJoin", "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin"}[t]
+}
+
+// LeftOuter reports whether unmatched left rows are emitted, null-padded.
+func (t JoinType) LeftOuter() bool { return t == LeftOuterJoin || t == FullOuterJoin }
+
+// RightOuter reports whether unmatched right rows are emitted, null-padded.
+func (t JoinType) RightOuter() bool { return t == RightOuterJoin || t == FullOuterJoin }
+
+// Join is a regular (unbounded) equi-join of two append-only inputs: both sides are kept
+// in state by join key, and each row is joined with the rows of the other side that
+// arrived before it. Its output is the left columns then the right ones. An outer join
+// emits an unmatched row null-padded and retracts it (-D) when its first match
+// arrives, so its changelog is updating.
+type Join struct {
+	Left, Right Node
+	Type        JoinType
+	// LeftKeys[i] = RightKeys[i] are the equality conditions (columns of each input);
+	// KeyTypes[i] is the type both sides are compared in.
+	LeftKeys, RightKeys []int
+	KeyTypes            []types.Type
+	// Where is the rest of the ON condition, over the joined row (left columns, then
+	// right), nil when the ON condition is only equalities.
+	Where Expr
+	// Condition is the whole ON condition over the joined row, as EXPLAIN shows it.
+	Condition Expr
+	Out       types.Schema
+}
+
+// Exchange distributes its input by the hash of Keys. pipesql runs each operator once,
+// so it moves nothing; it shows in EXPLAIN where Flink's plan has it, and says by what
+// the operator above keeps its state.
+type Exchange struct {
+	Input Node
+	Keys  []int
+}
+
+func (n *Union) Children() []Node    { return n.Inputs }
+func (n *Join) Children() []Node     { return []Node{n.Left, n.Right} }
+func (n *Exchange) Children() []Node { return []Node{n.Input} }
+
+func (n *Union) Schema() types.Schema    { return n.Out }
+func (n *Join) Schema() types.Schema     { return n.Out }
+func (n *Exchange) Schema() types.Schema { return n.Input.Schema() }

@@ -1,0 +1,356 @@
+package exec
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pipesql/pipesql/connectors"
+	"github.com/pipesql/pipesql/exec/eval"
+	"github.com/pipesql/pipesql/planner"
+	"github.com/pipesql/pipesql/types"
+)
+
+// Regular joins
+//
+// A regular join keeps every row of both inputs in state, by join key, for ever (Flink
+// keeps them until table.exec.state.ttl, which pipesql does not apply), and joins each
+// arriving row with the rows of the other side that arrived before it: whichever order
+// the rows arrive in, each pair is joined exactly once, when its second row arrives.
+//
+// Outer joins follow Flink's changelog: a row of an outer side with no match yet is
+// emitted null-padded (+I); when its first match arrives on the other side, the padded
+// row is retracted (-D) and the joined row emitted (+I). Each row of an outer side
+// counts its matches so that only the first one retracts. A row whose key has a NULL
+// never matches (= is never true on NULL): it is emitted null-padded when its side is
+// outer, and not kept.
+//
+// Inputs must be append-only: a join of an updating input (a GROUP BY result) is refused
+// by the planner.
+//
+// State is checkpointed per side and key group (l<kg>, r<kg>): a checkpoint rewrites the
+// key groups that gained rows or whose rows' match counts changed since its base and
+// reuses the others.
+
+// joinConfig is a compiled planner.Join.
+type joinConfig struct {
+	typ          planner.JoinType
+	keys         [2][]eval.Evaluator // per side, the key values in the types they compare in
+	where        func(types.Row) (bool, error)
+	widths       [2]int
+	outer        [2]bool // whether each side's unmatched rows are emitted
+	keyTypesDesc string
+}
+
+func compileJoin(n *planner.Join, env eval.Env) (*joinConfig, error) {
+	if len(n.LeftKeys) == 0 || len(n.LeftKeys) != len(n.RightKeys) || len(n.KeyTypes) != len(n.LeftKeys) {
+		return nil, fmt.Errorf("%w: join without matching equality keys", ErrUnsupportedPlan)
+	}
+	sides := [2]types.Schema{n.Left.Schema(), n.Right.Schema()}
+	cfg := &joinConfig{
+		typ:    n.Type,
+		widths: [2]int{len(sides[0]), len(sides[1])},
+		outer:  [2]bool{n.Type.LeftOuter(), n.Type.RightOuter()},
+	}
+	if len(n.Out) != cfg.widths[0]+cfg.widths[1] {
+		return nil, fmt.Errorf("%w: join has %d output columns, want %d", ErrUnsupportedPlan, len(n.Out), cfg.widths[0]+cfg.widths[1])
+	}
+	for s, cols := range [2][]int{n.LeftKeys, n.RightKeys} {
+		for i, c := range cols {
+			if c < 0 || c >= len(sides[s]) {
+				return nil, fmt.Errorf("%w: join key column %d of %d", ErrUnsupportedPlan, c, len(sides[s]))
+			}
+			var e planner.Expr = &planner.ColumnRef{Index: c, Name: sides[s][c].Name, T: sides[s][c].Type}
+			if !sides[s][c].Type.SameKind(n.KeyTypes[i]) {
+				e = &planner.Cast{X: e, T: n.KeyTypes[i].Nullable()}
+			}
+			ev, err := eval.Compile(e, env)
+			if err != nil {
+				return nil, fmt.Errorf("join key %s: %w", e, err)
+			}
+			cfg.keys[s] = append(cfg.keys[s], ev)
+		}
+	}
+	if n.Where != nil {
+		f, err := eval.CompilePredicate(n.Where, env)
+		if err != nil {
+			return nil, fmt.Errorf("join condition %s: %w", n.Where, err)
+		}
+		cfg.where = f
+	}
+	return cfg, nil
+}
+
+// describeJoin describes what shapes a join's state, for state.Meta.CheckPlan.
+func describeJoin(n *planner.Join) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "join %s keys=[", n.Type)
+	for i, t := range n.KeyTypes {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(t.Nullable().WithoutTimeAttr().String())
+	}
+	b.WriteString("]")
+	for _, side := range []planner.Node{n.Left, n.Right} {
+		b.WriteString(" side=[")
+		for i, c := range side.Schema() {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(c.Type.Nullable().WithoutTimeAttr().String())
+		}
+		b.WriteString("]")
+	}
+	fmt.Fprintf(&b, " state v%d", stateVersion)
+	return b.String()
+}
+
+// joinRecord is one row kept by a join side, with the number of rows of the other side
+// it joined (outer sides retract their null-padded row on the first).
+type joinRecord struct {
+	row     types.Row
+	matches int64
+}
+
+// joinBucket is the rows of one side with one key.
+type joinBucket struct {
+	key  string
+	kg   uint16
+	recs []*joinRecord
+}
+
+// joinSide is the state of one input.
+type joinSide struct {
+	buckets map[string]*joinBucket
+	byKG    map[uint16][]*joinBucket // in order of creation
+	rows    int64
+	// changed holds the key groups changed since the last snapshot, written the
+	// checkpoint that last wrote each key group.
+	changed kgSet
+	written map[uint16]uint64
+}
+
+func newJoinSide() *joinSide {
+	return &joinSide{buckets: map[string]*joinBucket{}, byKG: map[uint16][]*joinBucket{}, written: map[uint16]uint64{}}
+}
+
+func (s *joinSide) bucket(key []byte) *joinBucket {
+	if b := s.buckets[string(key)]; b != nil {
+		return b
+	}
+	b := &joinBucket{key: string(key), kg: keyGroupOf(key)}
+	s.buckets[b.key] = b
+	s.byKG[b.kg] = append(s.byKG[b.kg], b)
+	return b
+}
+
+// joinOp runs a regular join.
+type joinOp struct {
+	nopOperator
+	cfg    *joinConfig
+	sides  [2]*joinSide
+	keyBuf []byte
+	vals   types.Row
+}
+
+func newJoinOp(cfg *joinConfig) *joinOp {
+	return &joinOp{cfg: cfg, sides: [2]*joinSide{newJoinSide(), newJoinSide()}}
+}
+
+var _ multiInput = (*joinOp)(nil)
+
+func (o *joinOp) processBatch(ctx context.Context, b batch, out *outbox) error {
+	return fmt.Errorf("%w: a join's batch without its input", ErrInternal)
+}
+
+// key encodes the join key of row of side s; ok is false when a key value is NULL.
+func (o *joinOp) key(s int, row types.Row) (key []byte, ok bool, err error) {
+	o.keyBuf = o.keyBuf[:0]
+	for _, ev := range o.cfg.keys[s] {
+		v, err := ev(row)
+		if err != nil {
+			return nil, false, err
+		}
+		if v.IsNull() {
+			return nil, false, nil
+		}
+		o.keyBuf = appendKey(o.keyBuf, v)
+	}
+	return o.keyBuf, true, nil
+}
+
+// joined is the output row of left l and right r; a nil side is NULLs.
+func (o *joinOp) joined(l, r types.Row) types.Row {
+	row := make(types.Row, o.cfg.widths[0]+o.cfg.widths[1])
+	if l != nil {
+		copy(row, l)
+	}
+	if r != nil {
+		copy(row[o.cfg.widths[0]:], r)
+	}
+	return row
+}
+
+// pair is the output row of a row of side s and a row of the other side.
+func (o *joinOp) pair(s int, row, other types.Row) types.Row {
+	if s == 0 {
+		return o.joined(row, other)
+	}
+	return o.joined(other, row)
+}
+
+func (o *joinOp) processInput(ctx context.Context, s int, b batch, out *outbox) error {
+	if s != 0 && s != 1 {
+		return fmt.Errorf("%w: join input %d", ErrInternal, s)
+	}
+	me, other := o.sides[s], o.sides[1-s]
+	for i, row := range b.rows {
+		if k := b.kind(i); k != connectors.Insert {
+			return fmt.Errorf("%w: join received %s", ErrRetraction, k)
+		}
+		key, ok, err := o.key(s, row)
+		if err != nil {
+			return err
+		}
+		var matches int64
+		if ok {
+			if ob := other.buckets[string(key)]; ob != nil {
+				for _, rec := range ob.recs {
+					j := o.pair(s, row, rec.row)
+					if o.cfg.where != nil {
+						pass, err := o.cfg.where(j)
+						if err != nil {
+							return err
+						}
+						if !pass {
+							continue
+						}
+					}
+					matches++
+					if o.cfg.outer[1-s] {
+						if rec.matches == 0 {
+							if err := out.emit(ctx, connectors.Delete, o.pair(s, nil, rec.row)); err != nil {
+								return err
+							}
+						}
+						rec.matches++
+						other.changed.set(ob.kg)
+					}
+					if err := out.emit(ctx, connectors.Insert, j); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if matches == 0 && o.cfg.outer[s] {
+			if err := out.emit(ctx, connectors.Insert, o.pair(s, row, nil)); err != nil {
+				return err
+			}
+		}
+		if !ok {
+			continue // never matches: not kept
+		}
+		bk := me.bucket(key)
+		bk.recs = append(bk.recs, &joinRecord{row: row, matches: matches})
+		me.rows++
+		me.changed.set(bk.kg)
+	}
+	return nil
+}
+
+func (o *joinOp) measureState() StateMetrics {
+	return StateMetrics{Groups: o.sides[0].rows + o.sides[1].rows}
+}
+
+var joinSidePrefix = [2]string{"l", "r"}
+
+func (o *joinOp) snapshotState(_ context.Context, w stateWriter) error {
+	base := w.Base()
+	for s, side := range o.sides {
+		kgs := make([]uint16, 0, len(side.byKG))
+		for kg := range side.byKG {
+			kgs = append(kgs, kg)
+		}
+		slices.Sort(kgs)
+		for _, kg := range kgs {
+			key := kgKey(joinSidePrefix[s], kg)
+			if at := side.written[kg]; base != 0 && at != 0 && at <= base && !side.changed.has(kg) {
+				if err := w.Unchanged(key); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := w.Put(key, encodeJoinBuckets(side.byKG[kg])); err != nil {
+				return err
+			}
+			side.written[kg] = w.ID()
+		}
+		side.changed.clear()
+	}
+	return nil
+}
+
+// encodeJoinBuckets writes the buckets of one key group: version, count, then each
+// bucket's key and records (row, matches).
+func encodeJoinBuckets(bs []*joinBucket) []byte {
+	dst := []byte{stateVersion}
+	dst = binary.AppendUvarint(dst, uint64(len(bs)))
+	for _, b := range bs {
+		dst = appendLenBytes(dst, []byte(b.key))
+		dst = binary.AppendUvarint(dst, uint64(len(b.recs)))
+		for _, r := range b.recs {
+			dst = appendStateRow(dst, r.row)
+			dst = binary.AppendVarint(dst, r.matches)
+		}
+	}
+	return dst
+}
+
+func (o *joinOp) restoreState(r stateReader) error {
+	o.sides = [2]*joinSide{newJoinSide(), newJoinSide()}
+	return r.Scan(func(key string, value []byte) error {
+		s := slices.Index(joinSidePrefix[:], key[:min(1, len(key))])
+		prefix, kg, err := parseKGKey(key)
+		if err != nil || s < 0 || prefix != joinSidePrefix[s] {
+			return fmt.Errorf("malformed join state key %q", key)
+		}
+		side := o.sides[s]
+		d := &stateDecoder{data: value}
+		d.version()
+		n := d.count(2)
+		for range n {
+			k := d.lenBytes()
+			m := d.count(2)
+			if d.err != nil {
+				break
+			}
+			b := side.bucket(k)
+			if b.kg != kg {
+				return fmt.Errorf("state key %q: a join key of key group %d", key, b.kg)
+			}
+			for range m {
+				row := d.row()
+				if d.err == nil && len(row) != o.cfg.widths[s] {
+					d.fail("a row of %d columns, want %d", len(row), o.cfg.widths[s])
+				}
+				b.recs = append(b.recs, &joinRecord{row: row, matches: d.varint()})
+				side.rows++
+			}
+		}
+		if err := d.finish(); err != nil {
+			return fmt.Errorf("state key %q: %w", key, err)
+		}
+		side.written[kg] = r.ID()
+		return nil
+	})
+}
+
+// unionOp passes the rows of every input on (UNION ALL).
+type unionOp struct{ nopOperator }
+
+func (unionOp) processBatch(ctx context.Context, b batch, out *outbox) error {
+	return out.emitBatch(ctx, b)
+}
