@@ -85,6 +85,8 @@ type gen struct {
 	feat Features
 	seq  int           // for fresh names
 	zone time.Duration // the offset of table.local-time-zone, for windows of a TIMESTAMP_LTZ
+	// smallBig > 0 makes BIGINT literals small: the expression is cast to INT.
+	smallBig int
 }
 
 func (g *gen) n(k int) int           { return g.rng.IntN(k) }
@@ -130,7 +132,7 @@ func (g *gen) lit(t Type) Expr {
 		return intLit(g.n(21) - 5)
 	case TBigInt:
 		v := g.rng.Int64N(2e10) - 1e10
-		if g.chance(0.5) {
+		if g.chance(0.5) || g.smallBig > 0 {
 			v = int64(g.n(21) - 10)
 		}
 		return both(fmt.Sprintf("CAST(%d AS BIGINT)", v), TBigInt)
@@ -256,10 +258,11 @@ func (g *gen) expr(sc []Column, t Type, depth int) Expr {
 		if len(narrow) > 0 {
 			n := g.expr(sc, narrow[g.n(len(narrow))], d)
 			w := g.expr(sc, t, d)
-			if g.chance(0.5) {
+			k := g.n(4)
+			if k != 3 && g.chance(0.5) {
 				n, w = w, n
 			}
-			switch g.n(4) {
+			switch k {
 			case 0:
 				return wrap(t, "COALESCE(%s, %s)", n, w)
 			case 1:
@@ -267,7 +270,7 @@ func (g *gen) expr(sc []Column, t Type, depth int) Expr {
 			case 2:
 				return wrap2(t, "IF(%s, %s, %s)", "CASE WHEN %s THEN %s ELSE %s END", g.pred(sc, d), n, w)
 			default:
-				return wrap(t, "NULLIF(%s, %s)", w, n) // the type of the first
+				return wrap(t, "NULLIF(%s, %s)", w, n) // NULLIF has the type of its first argument
 			}
 		}
 	}
@@ -424,7 +427,7 @@ func (g *gen) intExpr(sc []Column, d int) Expr {
 	case 8:
 		if g.feat.CastDoubleToInt {
 			// Flink truncates, DuckDB rounds.
-			return wrap2(TInt, "CAST(%s AS INT)", "CAST(trunc(%s) AS INTEGER)", g.expr(sc, TDouble, d))
+			return wrap2(TInt, "CAST(%s AS INT)", "CAST(trunc(%s) AS INTEGER)", g.smallExpr(sc, TDouble, d))
 		}
 	case 9:
 		if g.feat.Position {
@@ -439,7 +442,7 @@ func (g *gen) intExpr(sc []Column, d int) Expr {
 		}
 	case 11:
 		if g.feat.Decimal && g.feat.CastDoubleToInt {
-			return wrap2(TInt, "CAST(%s AS INT)", "CAST(trunc(%s) AS INTEGER)", g.expr(sc, TDecimal, d))
+			return wrap2(TInt, "CAST(%s AS INT)", "CAST(trunc(%s) AS INTEGER)", g.smallExpr(sc, TDecimal, d))
 		}
 	case 12:
 		if g.feat.ExtraFuncs && g.chance(0.3) {
@@ -579,7 +582,7 @@ func (g *gen) doubleExpr(sc []Column, d int) Expr {
 func (g *gen) stringExpr(sc []Column, d int) Expr {
 	if !g.feat.StringFuncs {
 		if g.chance(0.5) {
-			return wrap(TString, "(%s || %s)", g.expr(sc, TString, d), g.expr(sc, TString, d))
+			return wrap2(TString, "(%s || %s)", duckConcat, g.expr(sc, TString, d), g.expr(sc, TString, d))
 		}
 		return g.leaf(sc, TString)
 	}
@@ -590,10 +593,10 @@ func (g *gen) stringExpr(sc []Column, d int) Expr {
 	case 1:
 		return wrap(TString, "LOWER(%s)", a())
 	case 2:
-		return wrap(TString, "(%s || %s)", a(), a())
+		return wrap2(TString, "(%s || %s)", duckConcat, a(), a())
 	case 3:
 		// Flink's CONCAT is NULL when an argument is; DuckDB's skips NULLs, its || does not.
-		return wrap2(TString, "CONCAT(%s, %s)", "(%s || %s)", a(), a())
+		return wrap2(TString, "CONCAT(%s, %s)", duckConcat, a(), a())
 	case 4:
 		if g.chance(0.5) {
 			return wrap(TString, fmt.Sprintf("SUBSTR(%%s, %d, %d)", 1+g.n(4), g.n(4)), a())
@@ -697,6 +700,29 @@ func (g *gen) stringExpr(sc []Column, d int) Expr {
 }
 
 var cmpOps = []string{"=", "<>", "<", "<=", ">", ">="}
+
+// duckConcat is || in DuckDB, typed: with a NULL operand DuckDB's || can be of the NULL
+// type, which a subquery then turns into an INTEGER column.
+const duckConcat = "CAST((%s || %s) AS VARCHAR)"
+
+// smallExpr is an expression of type t whose BIGINT parts are small, to cast to INT.
+func (g *gen) smallExpr(sc []Column, t Type, d int) Expr {
+	g.smallBig++
+	defer func() { g.smallBig-- }()
+	return g.expr(small(sc), t, d)
+}
+
+// small is sc without its BIGINT columns, whose values overflow an INT cast (Flink
+// wraps them, DuckDB fails).
+func small(sc []Column) []Column {
+	var out []Column
+	for _, c := range sc {
+		if c.Type != TBigInt {
+			out = append(out, c)
+		}
+	}
+	return out
+}
 
 // pred generates a BOOLEAN expression over the columns of sc.
 func (g *gen) pred(sc []Column, depth int) Expr {

@@ -370,7 +370,7 @@ func (g *gen) aggItem(sc []Column, keys []Expr) Expr {
 	case a.T == TDouble:
 		return wrap(TDouble, "(%s * CAST(2 AS DOUBLE))", a)
 	case len(keys) > 0 && keys[0].T == TString && a.T == TString:
-		return wrap(TString, "(%s || %s)", keys[0], a)
+		return wrap2(TString, "(%s || %s)", duckConcat, keys[0], a)
 	}
 	return wrap(TBool, "(%s IS NULL)", a)
 }
@@ -443,9 +443,14 @@ func (g *gen) agg(sc []Column) Expr {
 			// Flink's AVG of a DECIMAL with scale at most 6 is a DECIMAL(38, 6), the
 			// quotient rounded half up; DuckDB's is a DOUBLE. sum * 10^6 / count is never
 			// within a rounding error of a half unless it is exactly one, which a double holds.
+			// The result is cast to DOUBLE in both: arithmetic on a DECIMAL(38, 6) rounds
+			// to Flink's adjusted scale (AVG(m) * AVG(m) is a DECIMAL(38, 6) again), which
+			// DuckDB's DOUBLE does not.
 			sum := Expr{D: "sum(" + distinct + a.D + ")" + filterD}
 			cnt := Expr{D: "count(" + distinct + a.D + ")" + filterD}
+			e.F = "CAST(" + e.F + " AS DOUBLE)"
 			e.D = "(round(" + sum.D + " * 1000000 / " + cnt.D + ") / 1000000)"
+			e.T = TDouble
 		}
 		return e
 	}
