@@ -162,8 +162,13 @@ func itemPos(ins *parser.Insert, j int) parser.Pos {
 
 // updatingNode names the node that makes a plan updating, as Flink's error does.
 func updatingNode(n Node) string {
-	if g, ok := n.(*GroupAggregate); ok {
-		return g.Explain()
+	switch x := n.(type) {
+	case *GroupAggregate, *Rank:
+		return x.Explain()
+	case *Deduplicate:
+		if x.Changelog() == Updating {
+			return x.Explain()
+		}
 	}
 	for _, c := range n.Children() {
 		if s := updatingNode(c); s != "" {

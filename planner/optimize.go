@@ -136,6 +136,10 @@ func (o *optimizer) prune(n Node, used []bool) (Node, []int, error) {
 			return nil, nil, err
 		}
 		return &GroupAggregate{Input: in, Keys: remapInts(x.Keys, m), Aggs: remapAggs(x.Aggs, m), Out: x.Out}, seq(len(x.Out)), nil
+	case *Rank:
+		return o.pruneRank(x, used)
+	case *Deduplicate:
+		return o.pruneDedup(x, used)
 	case *Limit:
 		in, m, err := o.prune(x.Input, used)
 		if err != nil {
@@ -359,6 +363,16 @@ func merge(n Node, keepNames bool) Node {
 		g := *x
 		g.Input = merge(x.Input, false)
 		return &g
+	case *Rank:
+		r := *x
+		r.Input = merge(x.Input, false)
+		r.Out = renamedLike(x.Out, r.Input.Schema())
+		return &r
+	case *Deduplicate:
+		d := *x
+		d.Input = merge(x.Input, false)
+		d.Out = renamedLike(x.Out, d.Input.Schema())
+		return &d
 	case *Limit:
 		l := *x
 		l.Input = merge(x.Input, keepNames)

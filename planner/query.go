@@ -160,9 +160,16 @@ func expandItems(items []parser.SelectItem, s *scope) ([]selectItem, error) {
 
 func (p *planner) planSelect(sel *parser.Select, env *cteEnv) (*relation, error) {
 	var from *relation
-	if sel.From == nil {
+	whereAST := sel.Where
+	topN, rest, err := p.planTopN(sel, env) // rank.go
+	switch {
+	case err != nil:
+		return nil, err
+	case topN != nil:
+		from, whereAST = topN, rest
+	case sel.From == nil:
 		from = &relation{node: &Values{Rows: [][]Expr{{}}}, scope: &scope{}}
-	} else {
+	default:
 		r, err := p.planFrom(sel.From, env)
 		if err != nil {
 			return nil, err
@@ -170,12 +177,12 @@ func (p *planner) planSelect(sel *parser.Select, env *cteEnv) (*relation, error)
 		from = r
 	}
 	var where Expr
-	if sel.Where != nil {
-		w, err := (&binder{scope: from.scope, clause: "WHERE"}).bind(sel.Where)
+	if whereAST != nil {
+		w, err := (&binder{scope: from.scope, clause: "WHERE"}).bind(whereAST)
 		if err != nil {
 			return nil, err
 		}
-		if err := checkBoolean(sel.Where.Pos(), w, "the WHERE condition"); err != nil {
+		if err := checkBoolean(whereAST.Pos(), w, "the WHERE condition"); err != nil {
 			return nil, err
 		}
 		where = w
