@@ -37,6 +37,7 @@ func init() {
 		if err != nil {
 			return types.Type{}, mismatch("elements have no common type: %s", typeList(args))
 		}
+		e.NotNull = allNotNull(args)
 		return types.Type{Kind: types.Array, Elem: &e, NotNull: true}, nil
 	}}, "ARRAY[value1, value2, ...]", "an array of the values, converted to their common type",
 		Func{operator: true, nullSafe: true, prepare: func(ctx *Context, site Site) (Kernel, error) {
@@ -73,6 +74,7 @@ func init() {
 		if err != nil {
 			return types.Type{}, mismatch("values have no common type: %s", typeList(vals))
 		}
+		k.NotNull, v.NotNull = allNotNull(keys), allNotNull(vals)
 		return types.Type{Kind: types.Map, Key: &k, Elem: &v, NotNull: true}, nil
 	}}, "MAP[key1, value1, key2, value2, ...]", "a map of the key and value pairs; a repeated key keeps its last value",
 		Func{operator: true, nullSafe: true, prepare: func(ctx *Context, site Site) (Kernel, error) {
@@ -159,7 +161,7 @@ func init() {
 			}
 			return c.Elem.Nullable(), nil
 		case types.Map:
-			if _, ok := ComparisonType(*c.Key, k); !ok {
+			if _, ok := CommonType(*c.Key, k); !ok {
 				return types.Type{}, mismatch("of %s needs a key of type %s, got %s", c.Nullable(), c.Key.Nullable(), k.Nullable())
 			}
 			return c.Elem.Nullable(), nil

@@ -422,6 +422,30 @@ type Over struct {
 	OrderBy     []OrderItem
 }
 
+// Constructor is ARRAY[a, b, ...] or MAP[k1, v1, k2, v2, ...]. ROW(a, b) and the implicit
+// row (a, b) are a FuncCall named ROW.
+type Constructor struct {
+	At   Pos
+	Kind string // ARRAY, MAP
+	Args []Expr
+}
+
+// Subscript is x[index]: an element of an ARRAY (from 1) or the value of a MAP key.
+type Subscript struct {
+	At    Pos
+	X     Expr
+	Index Expr
+}
+
+// FieldAccess is x.field where x is not a name (a field of an element, a[1].f). A
+// dotted name such as t.r.f stays an Ident: which of its parts is the column is for
+// the planner to resolve.
+type FieldAccess struct {
+	At    Pos
+	X     Expr
+	Field string
+}
+
 // Cast is CAST(x AS type) or TRY_CAST(x AS type).
 type Cast struct {
 	At   Pos
@@ -531,6 +555,9 @@ func (n *IntervalLit) Pos() Pos    { return n.At }
 func (n *TimeUnit) Pos() Pos       { return n.At }
 func (n *FuncCall) Pos() Pos       { return n.At }
 func (n *Cast) Pos() Pos           { return n.At }
+func (n *Constructor) Pos() Pos    { return n.At }
+func (n *Subscript) Pos() Pos      { return n.At }
+func (n *FieldAccess) Pos() Pos    { return n.At }
 func (n *Case) Pos() Pos           { return n.At }
 func (n *BinaryExpr) Pos() Pos     { return n.At }
 func (n *UnaryExpr) Pos() Pos      { return n.At }
@@ -571,6 +598,9 @@ func (*IntervalLit) expr()  {}
 func (*TimeUnit) expr()     {}
 func (*FuncCall) expr()     {}
 func (*Cast) expr()         {}
+func (*Constructor) expr()  {}
+func (*Subscript) expr()    {}
+func (*FieldAccess) expr()  {}
 func (*Case) expr()         {}
 func (*BinaryExpr) expr()   {}
 func (*UnaryExpr) expr()    {}

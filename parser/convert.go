@@ -460,12 +460,21 @@ func (l *lowering) convExpr(e sqlparser.Expr) (Expr, int, error) {
 		if len(e) == 0 {
 			return nil, 0, l.internalErr(0, "tuple")
 		}
-		_, xs, err := l.convExpr(e[0])
-		if err != nil {
-			return nil, 0, err
+		args := make([]Expr, len(e))
+		first := 0
+		for i, item := range e {
+			a, xs, err := l.convExpr(item)
+			if err != nil {
+				return nil, 0, err
+			}
+			if i == 0 {
+				first = xs
+			}
+			args[i] = a
 		}
-		start := l.backTo(xs, "(")
-		return nil, 0, unsupportedErr(l.posOf(start), "row values (a, b) are not supported here: use ROW(a, b)")
+		// (a, b) is the implicit row constructor, ROW(a, b).
+		start := l.backTo(first, "(")
+		return &FuncCall{At: l.posOf(start), Name: "ROW", Args: args}, start, nil
 	case *sqlparser.BinaryExpr:
 		op, ok := arithmeticOps[e.Operator]
 		if !ok {

@@ -544,6 +544,19 @@ func (f *formatter) operand(e Expr, max int) {
 	f.expr(e)
 }
 
+// postfixOperand writes the operand of x[i] or x.f: names, constructors and other
+// postfix expressions bare, anything else in parentheses.
+func (f *formatter) postfixOperand(e Expr) {
+	switch e.(type) {
+	case *Ident, *Constructor, *Subscript, *FieldAccess:
+		f.expr(e)
+	default:
+		f.WriteString("(")
+		f.expr(e)
+		f.WriteString(")")
+	}
+}
+
 func (f *formatter) exprList(list []Expr) {
 	for i, e := range list {
 		if i > 0 {
@@ -589,6 +602,18 @@ func (f *formatter) expr(e Expr) {
 		f.WriteString(e.Unit)
 	case *FuncCall:
 		f.call(e)
+	case *Constructor:
+		f.WriteString(e.Kind + "[")
+		f.exprList(e.Args)
+		f.WriteString("]")
+	case *Subscript:
+		f.postfixOperand(e.X)
+		f.WriteString("[")
+		f.expr(e.Index)
+		f.WriteString("]")
+	case *FieldAccess:
+		f.postfixOperand(e.X)
+		f.WriteString("." + QuoteIdent(e.Field))
 	case *Cast:
 		if e.Try {
 			f.WriteString("TRY_CAST(")

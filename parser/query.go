@@ -368,6 +368,9 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 				l.emitLeaf(i, &leaf{kind: leafQuery, pos: t.pos, query: q})
 				return m + 1, nil
 			}
+			if m+1 < hi && p.toks[m+1].isOp("[") && !p.toks[i+1].is("SELECT") {
+				return l.emitPostfix(i, m+1, hi)
+			}
 			if err := p.enterAt(t); err != nil {
 				return 0, err
 			}
@@ -389,8 +392,10 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 			l.emit("DIV", i)
 		case "=>":
 			return 0, syntaxErr(t.pos, "syntax error at '=>': named arguments are only allowed in window table functions")
-		case "[", "]":
-			return 0, unsupportedErr(t.pos, "element access with [...] is not supported")
+		case "[":
+			return 0, unsupportedErr(t.pos, "element access [...] is only supported after a name, a function call, a parenthesized expression or ARRAY[...]/MAP[...]")
+		case "]":
+			return 0, syntaxErr(t.pos, "syntax error at ']': no '[' to close")
 		case ";":
 			return 0, syntaxErr(t.pos, "syntax error at ';': expected %s", orList(l.ends))
 		default:
@@ -433,6 +438,8 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 		return i + 1, nil
 	case w == "INTERVAL":
 		return l.emitInterval(i, hi)
+	case (w == "ARRAY" || w == "MAP") && nt.isOp("["):
+		return l.emitConstructor(i, hi)
 	case (w == "DATE" || w == "TIME" || w == "TIMESTAMP") && nt.kind == tokString:
 		kind := map[string]LitKind{"DATE": DateLit, "TIME": TimeLit, "TIMESTAMP": TimestampLit}[w]
 		l.emitLeaf(i, &leaf{kind: leafExpr, pos: t.pos, expr: &Literal{At: t.pos, Kind: kind, Text: nt.val}})
@@ -614,10 +621,127 @@ func (l *lowering) emitNameOrCall(i, hi, level int) (int, error) {
 		if len(parts) > 1 {
 			return 0, unsupportedErr(t.pos, "qualified function names are not supported")
 		}
+		if m := p.match[j]; m > j && m+1 < hi && p.toks[m+1].isOp("[") {
+			return l.emitPostfix(i, m+1, hi)
+		}
 		return l.emitCall(i, j, hi, level, strings.ToUpper(parts[0]))
+	}
+	if j < hi && p.toks[j].isOp("[") {
+		return l.emitPostfix(i, j, hi)
 	}
 	l.emitLeaf(i, &leaf{kind: leafIdent, pos: t.pos, parts: parts})
 	return j, nil
+}
+
+// emitPostfix emits the operand in toks[lo:k] followed by element accesses x[i] and
+// field accesses x[i].f as one prebuilt expression: sqlparser has no syntax for them.
+func (l *lowering) emitPostfix(lo, k, hi int) (int, error) {
+	x, err := l.p.lowerExpr(lo, k, []string{"'['"})
+	if err != nil {
+		return 0, err
+	}
+	return l.emitPostfixOf(lo, x, k, hi)
+}
+
+// emitPostfixOf emits x, already parsed from the tokens before k, with the element and
+// field accesses starting at k.
+func (l *lowering) emitPostfixOf(lo int, x Expr, k, hi int) (int, error) {
+	p := l.p
+	for {
+		t := l.tok(k, hi)
+		switch {
+		case t.isOp("["):
+			c, err := l.bracket(k, hi)
+			if err != nil {
+				return 0, err
+			}
+			if c == k+1 {
+				return 0, p.errExpectedAt(p.toks[c], "an index or a key")
+			}
+			idx, err := p.lowerExpr(k+1, c, []string{"']'"})
+			if err != nil {
+				return 0, err
+			}
+			x = &Subscript{At: t.pos, X: x, Index: idx}
+			k = c + 1
+			continue
+		case t.isOp(".") && k > lo && p.toks[k-1].isOp("]"):
+			f := l.tok(k+1, hi)
+			if f.kind != tokWord && f.kind != tokQuoted {
+				return 0, p.errExpectedAt(f, "a field name")
+			}
+			x = &FieldAccess{At: f.pos, X: x, Field: identPart(f)}
+			k += 2
+			continue
+		}
+		l.emitLeaf(lo, &leaf{kind: leafExpr, pos: x.Pos(), expr: x})
+		return k, nil
+	}
+}
+
+// bracket returns the index of the ']' closing the '[' at i, which must lie before hi.
+func (l *lowering) bracket(i, hi int) (int, error) {
+	depth := 0
+	for k := i; k < hi; k++ {
+		switch t := l.p.toks[k]; {
+		case t.isOp("["):
+			depth++
+		case t.isOp("]"):
+			depth--
+			if depth == 0 {
+				return k, nil
+			}
+		case t.isOp(";"):
+			k = hi
+		}
+	}
+	return 0, syntaxErr(l.p.toks[i].pos, "unclosed '[': expected ']'")
+}
+
+// emitConstructor parses ARRAY[a, b, ...] or MAP[k, v, ...] (the word at i) into a
+// prebuilt expression, with any element accesses after it.
+func (l *lowering) emitConstructor(i, hi int) (int, error) {
+	p := l.p
+	c, err := l.bracket(i+1, hi)
+	if err != nil {
+		return 0, err
+	}
+	ctor := &Constructor{At: p.toks[i].pos, Kind: p.toks[i].val}
+	if c == i+2 {
+		return 0, p.errExpectedAt(p.toks[c], "an element")
+	}
+	start, depth := i+2, 0
+	for k := i + 2; k <= c; k++ {
+		t := p.toks[k]
+		switch {
+		case t.isOp("("):
+			if m := p.match[k]; m > k && m < c {
+				k = m
+			}
+			continue
+		case t.isOp("["):
+			depth++
+			continue
+		case t.isOp("]") && k < c:
+			depth--
+			continue
+		}
+		if k == c || depth == 0 && t.isOp(",") {
+			if k == start {
+				return 0, p.errExpectedAt(t, "an element")
+			}
+			e, err := p.lowerExpr(start, k, []string{"','", "']'"})
+			if err != nil {
+				return 0, err
+			}
+			ctor.Args = append(ctor.Args, e)
+			start = k + 1
+		}
+	}
+	if ctor.Kind == "MAP" && len(ctor.Args)%2 != 0 {
+		return 0, syntaxErr(p.toks[c].pos, "MAP[...] needs key and value pairs: it has %d elements", len(ctor.Args))
+	}
+	return l.emitPostfixOf(i, ctor, c+1, hi)
 }
 
 // emitCall emits name(args) for the name token at i and the '(' at open, wrapping it

@@ -34,7 +34,7 @@ func (b *binder) bind(e parser.Expr) (Expr, error) {
 	}
 	switch x := e.(type) {
 	case *parser.Ident:
-		i, err := b.scope.resolve(x)
+		i, fields, err := b.scope.resolvePath(x)
 		if err != nil {
 			return nil, err
 		}
@@ -42,7 +42,13 @@ func (b *binder) bind(e parser.Expr) (Expr, error) {
 			return nil, errAt(x.At, ErrNotGrouped, "expression '%s' is not being grouped", strings.Join(x.Parts, "."))
 		}
 		c := b.scope.cols[i]
-		return &ColumnRef{Index: i, Name: c.name, T: c.t}, nil
+		ref := &ColumnRef{Index: i, Name: c.name, T: c.t}
+		if len(fields) == 0 {
+			return ref, nil
+		}
+		return bindFields(x.At, ref, strings.Join(x.Parts[:len(x.Parts)-len(fields)], "."), fields)
+	case *parser.Constructor, *parser.Subscript, *parser.FieldAccess:
+		return b.bindNested(x)
 	case *parser.Star:
 		return nil, errAt(x.At, ErrUnsupported, "'*' is only allowed in the select list and in COUNT(*)")
 	case *parser.Literal:
@@ -214,6 +220,9 @@ func (b *binder) bindCall(c *parser.FuncCall) (Expr, error) {
 			return nil, errAt(c.At, ErrUnsupported, "%s is only allowed in the select list of a query grouped by %s(...)", name, strings.SplitN(name, "_", 2)[0])
 		}
 		return b.agg.legacyProperty(c, name)
+	}
+	if err := constructorCall(c); err != nil {
+		return nil, err
 	}
 	if c.Star {
 		return nil, errAt(c.At, ErrTypeMismatch, "%s(*) is not allowed: only COUNT(*) takes '*'", name)
@@ -418,6 +427,15 @@ func walkAST(e parser.Expr, f func(parser.Expr) bool) {
 		walkAST(x.X, f)
 		walkAST(x.Lo, f)
 		walkAST(x.Hi, f)
+	case *parser.Constructor:
+		for _, a := range x.Args {
+			walkAST(a, f)
+		}
+	case *parser.Subscript:
+		walkAST(x.X, f)
+		walkAST(x.Index, f)
+	case *parser.FieldAccess:
+		walkAST(x.X, f)
 	}
 }
 

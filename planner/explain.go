@@ -64,6 +64,9 @@ func formatExpr(e Expr, col func(*ColumnRef) string) string {
 		for i, a := range x.Args {
 			args[i] = f(a)
 		}
+		if s, ok := formatNested(x, args); ok {
+			return s
+		}
 		switch {
 		case len(args) == 2 && isInfix(x.Func):
 			return "(" + args[0] + " " + x.Func + " " + args[1] + ")"

@@ -106,6 +106,9 @@ func (e *Call) String() string {
 	for i, a := range e.Args {
 		args[i] = a.String()
 	}
+	if s, ok := formatNested(e, args); ok {
+		return s
+	}
 	switch {
 	case len(args) == 2 && isInfix(e.Func):
 		return "(" + args[0] + " " + e.Func + " " + args[1] + ")"
