@@ -3,13 +3,15 @@
 //
 // # Tasks, batches and events
 //
-// Each pipeline (one INSERT INTO or SELECT) is a chain of tasks, each in its own
-// goroutine, connected by channels of events. An event is one of a batch of rows with
+// Each pipeline (one INSERT INTO or SELECT) is a tree of tasks, each in its own
+// goroutine, connected by channels of events: a source task per scan at the leaves, the
+// sink or collect at the root, and operators with several inputs (a join, a union)
+// where the plan has them. An event is one of a batch of rows with
 // their change kinds (+I -U +U -D), a watermark, a checkpoint barrier, or the end of the
 // stream. Rows travel in batches (Options.BatchSize, 1024 by default), never one per
 // channel send, so channel costs are paid per batch.
 //
-// The first task of a pipeline is its source task: the connector's Poll, and fused into
+// Each leaf of a pipeline is a source task: the connector's Poll, and fused into
 // it the Calc nodes (computed columns, filters, projections) and the WatermarkAssigner
 // right above the scan. Fusing puts the watermark where the split (Kafka partition, file)
 // of each row is known. Every other operator (window aggregate, group aggregate, window
@@ -59,9 +61,13 @@
 // barrier at every source task each interval. A source task, between two polls,
 // snapshots its connector (the position after exactly the rows it emitted) and its
 // splits' watermarks and sends the barrier after those rows; every operator passes the
-// barrier on after the rows before it, snapshotting its state when it arrives. Each
-// pipeline is a chain of one-input operators, so barriers never need aligning and
-// EXACTLY_ONCE and AT_LEAST_ONCE behave the same. When every root has the barrier, the
+// barrier on after the rows before it, snapshotting its state when it arrives. An
+// operator with several inputs aligns the barriers (exactly once): an input whose barrier
+// arrived is not read until it arrived on every other input that has not ended, so the
+// snapshot holds exactly the rows before the barrier on each input; AT_LEAST_ONCE aligns
+// too. Its watermark is the minimum of its inputs', and its input ends when all ended.
+// Each source keeps its own position and split watermarks in the checkpoint, under the
+// state id of its scan ("0/source orders", a second scan of one table "0/source orders 2"). When every root has the barrier, the
 // cut is complete and a background goroutine writes it to the state.Store
 // (Options.Store, one job key per job): new values with Put, unchanged ones with Reuse,
 // the commit record last. Processing does not wait for the write: the in-line part is
@@ -70,6 +76,9 @@
 // dictionary entries taken as a view of memory that never changes again
 // (agg.Func.SharedView) — and the writer goroutine serializes the rest before its Puts.
 // Metrics reports the pause (OperatorMetrics.SnapshotPause, CheckpointMetrics.LastPause).
+//
+// A regular join keeps both inputs' rows by join key and checkpoints them per side and
+// key group, as the group aggregate does its groups (join.go).
 //
 // Window aggregates checkpoint per window and key group (aggcheckpoint.go, opstate.go):
 // a checkpoint rewrites the key groups that changed since the previous completed

@@ -333,6 +333,12 @@ func (t *opTask) run(ctx context.Context) (err error) {
 				}
 				continue
 			}
+			if !in.stopped {
+				// Every input is at its end, whether or not it said so with a watermark.
+				if err := t.advance(ctx, in, &lastWM); err != nil {
+					return err
+				}
+			}
 			// A final checkpoint completed before the end was sent: commit on it first.
 			if err := t.commit(ctx); err != nil {
 				return t.fail(err)

@@ -17,13 +17,14 @@
 // (tables, columns, functions, connectors, options, metadata keys, settings) are answered
 // with the closest valid name: "unknown option 'scan.topic-partition-discover.interval'
 // for connector 'kafka': did you mean 'scan.topic-partition-discovery.interval'?".
-// Valid Flink SQL that pipesql does not run says so: "unsupported: JOIN (pipesql runs
-// single-source pipelines for now)".
+// Valid Flink SQL that pipesql does not run says so: "unsupported: interval join (a
+// JOIN condition on the time attributes of both sides: ...)".
 //
 // # Plans
 //
-// Binding builds a logical plan out of the physical node types of plan.go, with each
-// table read as a whole. Optimization then prunes it from the root down, so that a
+// A plan is a tree whose leaves are the scans (a DAG in Flink's words: a Join has two
+// inputs, a Union any number); each input is read by a scan of its own. Binding builds a
+// logical plan out of the physical node types of plan.go, with each table read as a whole. Optimization then prunes it from the root down, so that a
 // TableSourceScan decodes only the columns the query reads (projection pushed into the
 // source) and computed columns are computed only when used, and merges adjacent Calcs.
 // The watermark is assigned right above the scan and its computed columns, before any
@@ -36,6 +37,12 @@
 // only sinks that accept updates (print, blackhole, upsert-kafka) may consume. Each
 // aggregate carries the kind of state exec keeps for it: COUNT(DISTINCT user_id) over a
 // STRING is a roaring bitmap of dictionary-encoded ids.
+//
+// A JOIN ... ON with an equality between the two sides is a regular Join over an
+// Exchange(distribution=[hash[keys]]) on each side, its other conditions evaluated on
+// each pair; outer joins are updating. UNION ALL is a Union over inputs cast to each
+// column's common type, UNION a DISTINCT over it (join.go). Interval, window, temporal
+// and lookup joins, joins without an equality and joins of updating inputs are refused.
 //
 // An OPTIONS hint on a table in FROM or INSERT INTO (Flink's dynamic table options) is
 // merged over the table's WITH options for that one scan or sink, which is validated

@@ -162,6 +162,9 @@ func itemPos(ins *parser.Insert, j int) parser.Pos {
 
 // updatingNode names the node that makes a plan updating, as Flink's error does.
 func updatingNode(n Node) string {
+	if j, ok := n.(*Join); ok && j.Type != InnerJoin {
+		return j.Explain()
+	}
 	switch x := n.(type) {
 	case *GroupAggregate, *Rank:
 		return x.Explain()

@@ -146,6 +146,12 @@ func (o *optimizer) prune(n Node, used []bool) (Node, []int, error) {
 			return nil, nil, err
 		}
 		return &Limit{Input: in, N: x.N}, m, nil
+	case *Join:
+		return o.pruneJoin(x, used) // join.go
+	case *Exchange:
+		return o.pruneExchange(x, used)
+	case *Union:
+		return o.pruneUnion(x, used)
 	case *Values:
 		v := &Values{}
 		mapping := make([]int, len(x.Out))
@@ -377,6 +383,21 @@ func merge(n Node, keepNames bool) Node {
 		l := *x
 		l.Input = merge(x.Input, keepNames)
 		return &l
+	case *Exchange:
+		e := *x
+		e.Input = merge(x.Input, false)
+		return &e
+	case *Join:
+		j := *x
+		j.Left, j.Right = merge(x.Left, false), merge(x.Right, false)
+		return &j
+	case *Union:
+		u := *x
+		u.Inputs = make([]Node, len(x.Inputs))
+		for i, in := range x.Inputs {
+			u.Inputs[i] = merge(in, false)
+		}
+		return &u
 	}
 	return n
 }

@@ -75,11 +75,11 @@ func (p *planner) planQuery(q *parser.Query, env *cteEnv) (*relation, error) {
 		}
 		rel = r
 	case *parser.SetOp:
-		op := strings.ToUpper(body.Op)
-		if body.All {
-			op += " ALL"
+		r, err := p.planSetOp(body, env) // join.go
+		if err != nil {
+			return nil, err
 		}
-		return nil, errAt(body.At, ErrUnsupported, "unsupported: %s (pipesql runs single-source pipelines for now)", op)
+		rel = r
 	default:
 		return nil, errAt(q.At, ErrUnsupported, "unsupported: query body %T", q.Body)
 	}
@@ -598,7 +598,7 @@ func (p *planner) planFrom(te parser.TableExpr, env *cteEnv) (*relation, error) 
 	case *parser.WindowTVF:
 		return p.planWindowTVF(x, env)
 	case *parser.Join:
-		return nil, errAt(x.At, ErrUnsupported, "unsupported: JOIN (pipesql runs single-source pipelines for now)")
+		return p.planJoin(x, env) // join.go
 	}
 	return nil, errAt(te.Pos(), ErrUnsupported, "unsupported: FROM %T", te)
 }
