@@ -427,7 +427,7 @@ func (g *gen) intExpr(sc []Column, d int) Expr {
 	case 8:
 		if g.feat.CastDoubleToInt {
 			// Flink truncates, DuckDB rounds.
-			return wrap2(TInt, "CAST(%s AS INT)", "CAST(trunc(%s) AS INTEGER)", g.smallExpr(sc, TDouble, d))
+			return wrap2(TInt, "CAST(CASE WHEN ABS(%[1]s) < 1000000000 THEN %[1]s END AS INT)", "CAST(trunc(CASE WHEN abs(%[1]s) < 1000000000 THEN %[1]s END) AS INTEGER)", g.smallExpr(sc, TDouble, d))
 		}
 	case 9:
 		if g.feat.Position {
@@ -442,7 +442,7 @@ func (g *gen) intExpr(sc []Column, d int) Expr {
 		}
 	case 11:
 		if g.feat.Decimal && g.feat.CastDoubleToInt {
-			return wrap2(TInt, "CAST(%s AS INT)", "CAST(trunc(%s) AS INTEGER)", g.smallExpr(sc, TDecimal, d))
+			return wrap2(TInt, "CAST(CASE WHEN ABS(%[1]s) < 1000000000 THEN %[1]s END AS INT)", "CAST(trunc(CASE WHEN abs(%[1]s) < 1000000000 THEN %[1]s END) AS INTEGER)", g.smallExpr(sc, TDecimal, d))
 		}
 	case 12:
 		if g.feat.ExtraFuncs && g.chance(0.3) {
@@ -705,7 +705,8 @@ var cmpOps = []string{"=", "<>", "<", "<=", ">", ">="}
 // type, which a subquery then turns into an INTEGER column.
 const duckConcat = "CAST((%s || %s) AS VARCHAR)"
 
-// smallExpr is an expression of type t whose BIGINT parts are small, to cast to INT.
+// smallExpr is an expression of type t whose BIGINT parts are small, to cast to INT;
+// the cast is guarded as well, as a subquery's columns can hold anything.
 func (g *gen) smallExpr(sc []Column, t Type, d int) Expr {
 	g.smallBig++
 	defer func() { g.smallBig-- }()
