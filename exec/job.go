@@ -297,8 +297,10 @@ func (pc *pipelineCompiler) node(n planner.Node, isRoot bool) (connect func(to, 
 		updating = updating || u
 	}
 	switch x := n.(type) {
-	case *planner.GroupAggregate:
+	case *planner.GroupAggregate, *planner.Rank:
 		updating = true
+	case *planner.Deduplicate:
+		updating = updating || x.Changelog() == planner.Updating
 	case *planner.Join:
 		updating = updating || x.Type != planner.InnerJoin
 	}
@@ -457,6 +459,28 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		}
 		return &opSpec{name: "union", build: func(*runEnv, *opMetrics) (operator, error) {
 			return unionOp{}, nil
+		}}, nil
+	case *planner.Rank:
+		if updating && n.Strategy != planner.RetractStrategy {
+			return nil, fmt.Errorf("%w: %s over an updating input", ErrUnsupportedPlan, n.Strategy)
+		}
+		cfg, err := compileRank(n)
+		if err != nil {
+			return nil, err
+		}
+		return &opSpec{name: "rank", stateDesc: describeRank(n.Input.Schema(), cfg), build: func(*runEnv, *opMetrics) (operator, error) {
+			return newRankOp(cfg), nil
+		}}, nil
+	case *planner.Deduplicate:
+		if updating {
+			return nil, fmt.Errorf("%w: deduplicate over an updating input", ErrUnsupportedPlan)
+		}
+		cfg, err := compileDedup(n)
+		if err != nil {
+			return nil, err
+		}
+		return &opSpec{name: "deduplicate", stateDesc: describeRank(n.Input.Schema(), cfg), build: func(*runEnv, *opMetrics) (operator, error) {
+			return newRankOp(cfg), nil
 		}}, nil
 	case *planner.WindowTableFunction:
 		cfg, err := compileWindowTVF(n)
