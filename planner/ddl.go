@@ -67,6 +67,9 @@ func buildTable(ct *parser.CreateTable, name string) (*Table, error) {
 			t.Format = tf.factory
 		}
 	}
+	if err := checkFormatTypes(ct, vo); err != nil {
+		return nil, err
+	}
 	if err := t.bindMetadata(); err != nil {
 		return nil, err
 	}

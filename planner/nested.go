@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/funcs"
 	"github.com/pipesql/pipesql/parser"
 	"github.com/pipesql/pipesql/types"
@@ -147,4 +148,34 @@ func formatNested(c *Call, args []string) (string, bool) {
 		return c.Func + "[" + strings.Join(args, ", ") + "]", true
 	}
 	return "", false
+}
+
+// checkFormatTypes refuses, at the column's type, a physical column the table's format
+// cannot read (csv has no MAP, nor arrays nested in arrays), so that CREATE TABLE fails
+// rather than the job. Only a table's single 'format' is checked: with key.format and
+// value.format a column may belong to the key alone.
+func checkFormatTypes(ct *parser.CreateTable, vo *validatedOptions) error {
+	for _, tf := range vo.formats {
+		if tf.key != "format" || tf.factory.NewDecoder == nil {
+			continue
+		}
+		opts := connectors.FormatOptions(vo.options, "", tf.factory.Name)
+		for i := range ct.Columns {
+			cd := &ct.Columns[i]
+			if cd.Kind != parser.PhysicalColumn || cd.Type == nil {
+				continue
+			}
+			t, err := convertType(*cd.Type)
+			if err != nil || t.Kind != types.Array && t.Kind != types.Map && t.Kind != types.Struct {
+				continue
+			}
+			if _, err := tf.factory.NewDecoder([]connectors.ProducedColumn{{Name: cd.Name, Type: t}}, opts); err != nil {
+				if inner := errors.Unwrap(err); inner != nil {
+					err = inner // the decoder's "column c: ..." says what this message does
+				}
+				return errAt(cd.Type.At, ErrUnsupported, "unsupported: column '%s' in format '%s': %v", cd.Name, tf.factory.Name, err)
+			}
+		}
+	}
+	return nil
 }
