@@ -375,6 +375,12 @@ func describeState(b *strings.Builder, n Node) {
 		describeAggs(b, x.Input, x.Keys, x.Aggs)
 	case *Limit:
 		fmt.Fprintf(b, "limit %d\n", x.N)
+	case *Rank:
+		fmt.Fprintf(b, "rank %s %d..%d strategy=%s rankNumber=%v", x.Type, x.Start, x.End, x.Strategy, x.RankNumber)
+		describeRankKeys(b, x.Input, x.PartitionBy, x.OrderBy)
+	case *Deduplicate:
+		fmt.Fprintf(b, "deduplicate keepLast=%v rowtime=%v time=%s", x.KeepLast, x.RowTime, lineage(x.Input, x.TimeCol))
+		describeRankKeys(b, x.Input, x.Keys, nil)
 	case *Join:
 		fmt.Fprintf(b, "join %s", x.Type)
 		for i := range x.LeftKeys {
@@ -431,6 +437,13 @@ func lineage(n Node, col int) string {
 	case *WatermarkAssigner:
 		return lineage(x.Input, col)
 	case *Limit:
+		return lineage(x.Input, col)
+	case *Deduplicate:
+		return lineage(x.Input, col)
+	case *Rank:
+		if col >= len(x.Input.Schema()) {
+			return "rank-number"
+		}
 		return lineage(x.Input, col)
 	case *Exchange:
 		return lineage(x.Input, col)

@@ -562,3 +562,16 @@ func renamedLike(out, in types.Schema) types.Schema {
 	}
 	return out
 }
+
+// describeRankKeys adds the partition (or deduplication) keys and the order of a Rank to
+// the plan's fingerprint, traced back to source columns.
+func describeRankKeys(b *strings.Builder, in Node, keys []int, order []SortKey) {
+	s := in.Schema()
+	for _, k := range keys {
+		fmt.Fprintf(b, " key=%s:%s", lineage(in, k), s[k].Type.WithoutTimeAttr())
+	}
+	for _, k := range order {
+		fmt.Fprintf(b, " order=%s:%s desc=%v", lineage(in, k.Col), s[k.Col].Type.WithoutTimeAttr(), k.Desc)
+	}
+	b.WriteByte('\n')
+}
