@@ -117,16 +117,23 @@ type rankShown struct {
 // rankPartition is the state of one partition key.
 type rankPartition struct {
 	key     string // encoded partition key
+	kg      uint16
 	entries []rankEntry
 	shown   []rankShown
+	// edge is the first ORDER BY value of the last kept row once a ROW_NUMBER Top-N is
+	// full (AppendFastStrategy): most rows rank below it and are dropped after one
+	// comparison with a value held here, without reaching the rows themselves.
+	edge   types.Value
+	edgeOK bool
 }
 
 type rankOp struct {
 	nopOperator
 	cfg *rankConfig
 
-	// state: partitions by key group, then by encoded partition key
-	parts   [keyGroups]map[string]*rankPartition
+	// state: the partitions by encoded key, and again by key group for checkpoints
+	parts   map[string]*rankPartition
+	byKG    [keyGroups]map[string]*rankPartition
 	nextSeq uint64
 	// checkpoints
 	dirty   kgSet             // key groups changed since the last snapshot
@@ -137,7 +144,7 @@ type rankOp struct {
 }
 
 func newRankOp(cfg *rankConfig) *rankOp {
-	return &rankOp{cfg: cfg, nextSeq: 1, written: map[uint16]uint64{}}
+	return &rankOp{cfg: cfg, nextSeq: 1, parts: map[string]*rankPartition{}, written: map[uint16]uint64{}}
 }
 
 // compare orders two entries: ORDER BY, then arrival.
@@ -176,19 +183,13 @@ func (o *rankOp) processBatch(ctx context.Context, b batch, out *outbox) error {
 			return fmt.Errorf("%w: rank over an insert-only input received %s", ErrRetraction, kind)
 		}
 		o.keyBuf = appendRowKey(o.keyBuf[:0], row, o.cfg.part)
-		kg := keyGroupOf(o.keyBuf)
-		m := o.parts[kg]
-		p := m[string(o.keyBuf)]
+		p := o.parts[string(o.keyBuf)]
 		if p == nil {
 			if retracting {
 				continue // a retraction of a row never seen (its state expired in Flink)
 			}
-			if m == nil {
-				m = map[string]*rankPartition{}
-				o.parts[kg] = m
-			}
-			p = &rankPartition{key: string(o.keyBuf)}
-			m[p.key] = p
+			p = &rankPartition{key: string(o.keyBuf), kg: keyGroupOf(o.keyBuf)}
+			o.addPartition(p)
 		}
 		var changed bool
 		if retracting {
@@ -199,31 +200,63 @@ func (o *rankOp) processBatch(ctx context.Context, b batch, out *outbox) error {
 		if !changed {
 			continue
 		}
-		o.dirty.set(kg)
+		o.dirty.set(p.kg)
 		if err := o.emitChanges(ctx, p, out); err != nil {
 			return err
 		}
 		if len(p.entries) == 0 {
-			delete(m, p.key)
+			delete(o.parts, p.key)
+			delete(o.byKG[p.kg], p.key)
 		}
 	}
 	return nil
 }
 
+func (o *rankOp) addPartition(p *rankPartition) {
+	o.parts[p.key] = p
+	m := o.byKG[p.kg]
+	if m == nil {
+		m = map[string]*rankPartition{}
+		o.byKG[p.kg] = m
+	}
+	m[p.key] = p
+}
+
 // insert adds row to p; it reports false when the row ranks beyond what is kept.
 func (o *rankOp) insert(p *rankPartition, row types.Row) bool {
+	if p.edgeOK {
+		// The hot path of a full Top-N: the row ranks below the last kept one.
+		k := o.cfg.order[0]
+		c := types.Compare(row[k.Col], p.edge)
+		if k.Desc {
+			c = -c
+		}
+		if c > 0 {
+			return false
+		}
+	}
 	e := rankEntry{row: row, seq: o.nextSeq}
 	n := len(p.entries)
 	if !o.cfg.retract && o.cfg.typ == planner.RowNumber && int64(n) >= o.cfg.end && o.compare(&e, &p.entries[n-1]) > 0 {
-		return false // the hot path of a full Top-N: the row ranks below the last kept
+		return false
 	}
 	o.nextSeq++
 	at, _ := slices.BinarySearchFunc(p.entries, &e, func(x rankEntry, t *rankEntry) int { return o.compare(&x, t) })
 	p.entries = slices.Insert(p.entries, at, e)
 	if !o.cfg.retract {
 		o.trim(p)
+		o.setEdge(p)
 	}
 	return true
+}
+
+// setEdge keeps p.edge for the hot path of insert.
+func (o *rankOp) setEdge(p *rankPartition) {
+	n := len(p.entries)
+	p.edgeOK = !o.cfg.retract && o.cfg.typ == planner.RowNumber && len(o.cfg.order) > 0 && int64(n) >= o.cfg.end
+	if p.edgeOK {
+		p.edge = p.entries[n-1].row[o.cfg.order[0].Col]
+	}
 }
 
 // trim drops the entries ranked beyond End (AppendFastStrategy).
@@ -373,7 +406,7 @@ const rankPrefix = "p"
 func (o *rankOp) snapshotState(_ context.Context, w stateWriter) error {
 	base := w.Base()
 	for kg := range uint16(keyGroups) {
-		m := o.parts[kg]
+		m := o.byKG[kg]
 		if len(m) == 0 {
 			continue // an empty key group is not written, which deletes it
 		}
@@ -414,7 +447,8 @@ func (o *rankOp) snapshotState(_ context.Context, w stateWriter) error {
 }
 
 func (o *rankOp) restoreState(r stateReader) error {
-	o.parts = [keyGroups]map[string]*rankPartition{}
+	o.parts = map[string]*rankPartition{}
+	o.byKG = [keyGroups]map[string]*rankPartition{}
 	o.written = map[uint16]uint64{}
 	o.nextSeq = 1
 	err := r.Scan(func(key string, value []byte) error {
@@ -441,7 +475,7 @@ func (o *rankOp) restoreKeyGroup(kg uint16, value []byte) error {
 	n := d.count(2)
 	m := make(map[string]*rankPartition, n)
 	for range n {
-		p := &rankPartition{}
+		p := &rankPartition{kg: kg}
 		ne := d.count(2)
 		for range ne {
 			seq := d.uvarint()
@@ -484,12 +518,15 @@ func (o *rankOp) restoreKeyGroup(kg uint16, value []byte) error {
 		for i := range p.shown {
 			p.shown[i].out = o.outRow(p.shown[i])
 		}
+		o.setEdge(p)
 		m[p.key] = p
 	}
 	if err := d.finish(); err != nil {
 		return err
 	}
-	o.parts[kg] = m
+	for _, p := range m {
+		o.addPartition(p)
+	}
 	return nil
 }
 
