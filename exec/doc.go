@@ -46,6 +46,17 @@
 // for the state maps; aggregate state lives in exec/agg buffers. A non-windowed GROUP BY
 // emits an updating changelog: +I for a new group, -U/+U when its result changes.
 //
+// # Top-N and deduplication
+//
+// The rank operator (rank.go) runs Rank and Deduplicate: per partition key the rows in
+// rank order (ORDER BY, ties by arrival), and after each input row the difference between
+// what the partition shows (ranks Start to End) and what it showed: -U/+U as ranks shift
+// when the rank number is output, +I for a row entering and -D for one pushed out when it
+// is not, -U/+U when a deduplicated row is replaced. Over an insert-only input it keeps
+// only the rows that can still rank; over an updating one every row, so that a retracted
+// top row is replaced by the next. Its state is checkpointed per key group like the
+// group aggregate's.
+//
 // # Stopping and failing
 //
 // Cancelling the context given to Job.Run stops the job cleanly: sources stop polling,

@@ -44,6 +44,13 @@
 // column's common type, UNION a DISTINCT over it (join.go). Interval, window, temporal
 // and lookup joins, joins without an equality and joins of updating inputs are refused.
 //
+// ROW_NUMBER, RANK and DENSE_RANK OVER (PARTITION BY ... ORDER BY ...) run only as
+// Flink runs them: in a subquery filtered on the rank by the query around it (rn <= N,
+// rn BETWEEN M AND N, ...), planned as a Rank (AppendFastStrategy over an insert-only
+// input, RetractStrategy over an updating one) or, for ROW_NUMBER = 1 ordered by a time
+// attribute with the rank not selected, a Deduplicate (rank.go). Both are updating but
+// for keeping the first row by processing time. Any other OVER is refused at its OVER.
+//
 // An OPTIONS hint on a table in FROM or INSERT INTO (Flink's dynamic table options) is
 // merged over the table's WITH options for that one scan or sink, which is validated
 // again as CREATE TABLE is (hints.go); EXPLAIN shows it as hints=[OPTIONS(...)].
