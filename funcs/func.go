@@ -19,9 +19,13 @@ type Func struct {
 	MaxArgs int // -1 for variadic
 	// Infer returns the result type for the argument types, or a *SignatureError saying what
 	// is wrong. It checks the argument count too.
-	Infer  func(args []types.Type) (types.Type, error)
-	Syntax string // e.g. "DATE_FORMAT(timestamp, format)"
-	Doc    string // one line, for SHOW FUNCTIONS / HELP
+	Infer func(args []types.Type) (types.Type, error)
+	// InferConst is Infer that also sees the value of each constant argument (nil where
+	// it varies per row), for the functions whose type depends on one, as Flink types
+	// ROUND(DECIMAL(p, s), d). The planner and exec/eval call it with the call's literals.
+	InferConst func(args []types.Type, consts []*types.Value) (types.Type, error)
+	Syntax     string // e.g. "DATE_FORMAT(timestamp, format)"
+	Doc        string // one line, for SHOW FUNCTIONS / HELP
 	// Impl evaluates the function on already evaluated arguments. It is the generic, slow
 	// path (the planner may use it to fold constants); exec/eval uses Bind.
 	Impl func(ctx *Context, args []types.Value) (types.Value, error)
@@ -227,10 +231,12 @@ func alias(name string, of *Func) {
 	g := *of
 	g.Name = name
 	g.Syntax = strings.Replace(of.Syntax, of.Name, name, 1)
+	gg := &g
 	if g.sig != nil {
-		g.Infer = g.sig.inferFor(&g)
+		gg.InferConst = g.sig.inferFor(gg)
+		gg.Infer = func(args []types.Type) (types.Type, error) { return gg.InferConst(args, nil) }
 	}
-	registry[name] = &g
+	registry[name] = gg
 }
 
 // Lookup finds a scalar function or operator by name, case-insensitively.

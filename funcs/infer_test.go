@@ -108,6 +108,36 @@ func TestInferResultTypes(t *testing.T) {
 	}
 }
 
+// TestInferRoundScale: ROUND and TRUNCATE of a DECIMAL(p, s) to a constant r digits are
+// typed as Flink types them (LogicalTypeMerging.findRoundDecimalType); with r not a
+// constant the scale stays and a digit is added for the carry.
+func TestInferRoundScale(t *testing.T) {
+	r := func(n int64) *types.Value { v := types.IntValue(types.Int, n); return &v }
+	cases := []struct {
+		name   string
+		args   []types.Type
+		consts []*types.Value
+		want   types.Type
+	}{
+		{"ROUND", []types.Type{tDec(10, 2), tInt}, []*types.Value{nil, r(1)}, tDec(10, 1)},
+		{"ROUND", []types.Type{tDec(10, 2)}, nil, tDec(9, 0)},
+		{"TRUNCATE", []types.Type{tDec(10, 2), tInt}, []*types.Value{nil, r(0)}, tDec(9, 0)},
+		{"ROUND", []types.Type{tDec(10, 2), tInt}, []*types.Value{nil, r(2)}, tDec(10, 2)},
+		{"ROUND", []types.Type{tDec(10, 2), tInt}, []*types.Value{nil, r(5)}, tDec(10, 2)},
+		{"ROUND", []types.Type{tDec(10, 2), tInt}, []*types.Value{nil, r(-1)}, tDec(9, 0)},
+		{"ROUND", []types.Type{tDec(38, 2), tInt}, []*types.Value{nil, r(1)}, tDec(38, 1)},
+		{"ROUND", []types.Type{tDec(10, 2), tInt}, []*types.Value{nil, nil}, tDec(11, 2)},
+		{"ROUND", []types.Type{tDouble, tInt}, []*types.Value{nil, r(1)}, tDouble},
+	}
+	for _, c := range cases {
+		f, _ := Lookup(c.name)
+		got, err := f.InferConst(c.args, c.consts)
+		if err != nil || !got.Equal(c.want) {
+			t.Errorf("%s%v with %v = %s, %v; want %s", c.name, c.args, c.consts, got, err, c.want)
+		}
+	}
+}
+
 func TestInferErrors(t *testing.T) {
 	cases := []struct {
 		name string

@@ -96,15 +96,30 @@ func numberRet(args []types.Type) (types.Type, error) {
 	return t, nil
 }
 
-// roundRet is the type of ROUND/TRUNCATE: the argument's type; a DECIMAL gains a digit
-// because rounding up can carry (the scale stays: the digit count is not known until the
-// second argument's value is).
-func roundRet(args []types.Type) (types.Type, error) {
+// roundRet is the type of ROUND/TRUNCATE: the argument's type, but a DECIMAL(p, s)
+// rounded to a constant r < s digits (0 without a second argument) is Flink's
+// DECIMAL(1 + p - s + r, r), DECIMAL(1 + p - s, 0) for a negative r: one more digit
+// before the point, because rounding up can carry. With r not a constant, the scale
+// stays and the digit for the carry is added.
+func roundRet(args []types.Type, consts []*types.Value) (types.Type, error) {
 	t, _ := numberRet(args)
-	if t.Kind == types.Decimal {
-		return decimalType(min(t.Prec+1, maxDecimalPrecision), t.Scale), nil
+	if t.Kind != types.Decimal {
+		return t, nil
 	}
-	return t, nil
+	r := int64(0)
+	if len(args) > 1 {
+		if len(consts) < 2 || consts[1] == nil || consts[1].IsNull() {
+			return decimalType(min(t.Prec+1, maxDecimalPrecision), t.Scale), nil
+		}
+		r = consts[1].Int()
+	}
+	switch {
+	case r >= int64(t.Scale):
+		return t, nil
+	case r < 0:
+		return decimalType(min(1+t.Prec-t.Scale, maxDecimalPrecision), 0), nil
+	}
+	return decimalType(min(1+t.Prec-t.Scale+int(r), maxDecimalPrecision), int(r)), nil
 }
 
 func floorCeilRet(args []types.Type) (types.Type, error) {
@@ -241,7 +256,7 @@ func init() {
 	}{{"ROUND", "numeric rounded half up to d decimal places (default 0)", false},
 		{"TRUNCATE", "numeric truncated to d decimal places (default 0)", true}} {
 		trunc := r.trunc
-		def(r.name, 1, 2, sig{params: []param{pNumeric, pInteger}, ret: roundRet}, r.name+"(numeric[, d])", r.doc,
+		def(r.name, 1, 2, sig{params: []param{pNumeric, pInteger}, retConst: roundRet}, r.name+"(numeric[, d])", r.doc,
 			Func{Impl: func(_ *Context, a []types.Value) (types.Value, error) {
 				d := int64(0)
 				if len(a) > 1 {

@@ -46,7 +46,10 @@ type sig struct {
 	params []param // params[i] checks argument i; the last one repeats for further arguments
 	// ret computes the result type once every argument passed its param. Its nullability
 	// is replaced unless ownNull: NOT NULL when every argument is NOT NULL and !mayBeNull.
-	ret       func(args []types.Type) (types.Type, error)
+	ret func(args []types.Type) (types.Type, error)
+	// retConst, when set, computes the result type instead of ret, also seeing the value
+	// of each constant argument (nil where it varies per row): ROUND(d, 1)'s scale is 1.
+	retConst  func(args []types.Type, consts []*types.Value) (types.Type, error)
 	mayBeNull bool // the result can be NULL for non-NULL arguments (a parse that fails, no match)
 	ownNull   bool // ret decides nullability itself (NULL-aware functions)
 	keepAttr  bool // the result keeps the time attribute of what ret returns (PROCTIME())
@@ -62,8 +65,8 @@ func (s *sig) param(i int) param {
 	return s.params[len(s.params)-1]
 }
 
-func (s *sig) inferFor(f *Func) func(args []types.Type) (types.Type, error) {
-	return func(args []types.Type) (types.Type, error) {
+func (s *sig) inferFor(f *Func) func(args []types.Type, consts []*types.Value) (types.Type, error) {
+	return func(args []types.Type, consts []*types.Value) (types.Type, error) {
 		if len(args) < f.MinArgs || (f.MaxArgs >= 0 && len(args) > f.MaxArgs) {
 			return types.Type{}, countError(f, len(args))
 		}
@@ -72,7 +75,13 @@ func (s *sig) inferFor(f *Func) func(args []types.Type) (types.Type, error) {
 				return types.Type{}, argError(f.Name, i+1, p.want, a)
 			}
 		}
-		t, err := s.ret(args)
+		var t types.Type
+		var err error
+		if s.retConst != nil {
+			t, err = s.retConst(args, consts)
+		} else {
+			t, err = s.ret(args)
+		}
 		if err != nil {
 			var se *SignatureError
 			if asSignature(err, &se) && se.Func == "" {
@@ -147,7 +156,8 @@ func def(name string, min, max int, s sig, syntax, doc string, f Func) *Func {
 		s.ret = retType(types.TypeString)
 	}
 	ff := &f
-	ff.Infer = s.inferFor(ff)
+	ff.InferConst = s.inferFor(ff)
+	ff.Infer = func(args []types.Type) (types.Type, error) { return ff.InferConst(args, nil) }
 	return register(ff)
 }
 

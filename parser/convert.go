@@ -516,6 +516,22 @@ func (l *lowering) comparison(e *sqlparser.ComparisonExpr) (Expr, int, error) {
 		return l.binary(op, e.Left, e.Right)
 	}
 	x, xs, err := l.convExpr(e.Left)
+	if e.Operator == sqlparser.NullSafeEqualStr && err == nil {
+		// Only IS [NOT] DISTINCT FROM is lowered to <=>: the operator is the token just
+		// before the right operand, and the source token after its IS says which form.
+		y, ys, err := l.convExpr(e.Right)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ys < 1 || l.toks[ys-1].text != "<=>" {
+			return nil, 0, l.internalErr(xs, "IS DISTINCT FROM")
+		}
+		op := "IS DISTINCT FROM"
+		if src := l.toks[ys-1].src; src+1 < len(l.p.toks) && l.p.toks[src+1].is("NOT") {
+			op = "IS NOT DISTINCT FROM"
+		}
+		return &BinaryExpr{At: l.posOf(xs), Op: op, L: x, R: y}, xs, nil
+	}
 	if err != nil {
 		return nil, 0, err
 	}

@@ -162,11 +162,8 @@ func callOp(pos parser.Pos, name string, args ...Expr) (Expr, error) {
 	if !ok {
 		return nil, errAt(pos, ErrUnknownFunction, "unknown function '%s'%s", name, suggestFunc(name))
 	}
-	ts := make([]types.Type, len(args))
-	for i, a := range args {
-		ts[i] = a.Type()
-	}
-	t, err := f.Infer(ts)
+	ts, consts := argTypes(args)
+	t, err := f.InferConst(ts, consts)
 	if err != nil {
 		if errors.Is(err, funcs.ErrArgumentType) {
 			return nil, wrapAt(pos, ErrTypeMismatch, err, "type mismatch")
@@ -174,6 +171,20 @@ func callOp(pos parser.Pos, name string, args ...Expr) (Expr, error) {
 		return nil, wrapAt(pos, ErrTypeMismatch, err, "")
 	}
 	return &Call{Func: f.Name, Args: args, T: t}, nil
+}
+
+// argTypes returns the types of a call's arguments and the values of those that are
+// literals (nil for the others), for funcs' type inference.
+func argTypes(args []Expr) ([]types.Type, []*types.Value) {
+	ts := make([]types.Type, len(args))
+	consts := make([]*types.Value, len(args))
+	for i, a := range args {
+		ts[i] = a.Type()
+		if lit, ok := a.(*Literal); ok {
+			consts[i] = &lit.Value
+		}
+	}
+	return ts, consts
 }
 
 func suggestFunc(name string) string {
@@ -238,11 +249,8 @@ func (b *binder) bindCall(c *parser.FuncCall) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	ts := make([]types.Type, len(args))
-	for i, a := range args {
-		ts[i] = a.Type()
-	}
-	t, err := f.Infer(ts)
+	ts, consts := argTypes(args)
+	t, err := f.InferConst(ts, consts)
 	if err != nil {
 		pos := c.At
 		var se *funcs.SignatureError

@@ -213,7 +213,7 @@ func (c *compiler) call(e *planner.Call) (node, error) {
 	}
 	// The kernel produces its natural type; the planner may have typed the call otherwise.
 	have := e.T
-	if t, err := f.Infer(site.Args); err == nil {
+	if t, err := f.InferConst(site.Args, site.Consts); err == nil {
 		have = t
 	}
 	n.typ = have

@@ -12,10 +12,6 @@ func features() Features {
 	f.UpdatingInput = false
 	// "unsupported: HOP window size 13 min is not an integral multiple of the slide 5 min".
 	f.HopUneven = false
-	// Not parsed: "syntax error at 'DISTINCT': expected NULL, TRUE or FALSE".
-	f.IsDistinctFrom = false
-	// Wrong result type: CAST(ROUND(m, 1) AS STRING) is '36.30', Flink's '36.3'.
-	f.RoundDecimal = false
 	return f
 }
 

@@ -11,22 +11,20 @@ import (
 // pipesql gets wrong is switched off here, with the bug it shows, so that the test
 // passes while the bug is open; switch it back on when the bug is fixed.
 type Features struct {
-	AggFilter      bool // COUNT(x) FILTER (WHERE ...) and friends
-	AggDistinct    bool // SUM(DISTINCT x), COUNT(DISTINCT x), ...
-	SelectDistinct bool // SELECT DISTINCT
-	Having         bool
-	Hop            bool
-	HopUneven      bool // HOP windows whose size is not a multiple of the slide
-	Cumulate       bool
-	Subqueries     bool // subqueries in FROM and WITH
-	UpdatingInput  bool // an aggregate or DISTINCT over an aggregated subquery (retractions)
-	WindowOverView bool // a window table function over a WITH view
-	GroupByExpr    bool // GROUP BY an expression rather than a column
-	AggOfExpr      bool // aggregates of expressions (SUM(i * 2))
-	IsTrue         bool // IS [NOT] TRUE / FALSE
-	// IS [NOT] DISTINCT FROM: Flink has it, pipesql's parser does not ("syntax error at
-	// 'DISTINCT': expected NULL, TRUE or FALSE").
-	IsDistinctFrom   bool
+	AggFilter        bool // COUNT(x) FILTER (WHERE ...) and friends
+	AggDistinct      bool // SUM(DISTINCT x), COUNT(DISTINCT x), ...
+	SelectDistinct   bool // SELECT DISTINCT
+	Having           bool
+	Hop              bool
+	HopUneven        bool // HOP windows whose size is not a multiple of the slide
+	Cumulate         bool
+	Subqueries       bool // subqueries in FROM and WITH
+	UpdatingInput    bool // an aggregate or DISTINCT over an aggregated subquery (retractions)
+	WindowOverView   bool // a window table function over a WITH view
+	GroupByExpr      bool // GROUP BY an expression rather than a column
+	AggOfExpr        bool // aggregates of expressions (SUM(i * 2))
+	IsTrue           bool // IS [NOT] TRUE / FALSE
+	IsDistinctFrom   bool // IS [NOT] DISTINCT FROM
 	StringFuncs      bool // UPPER, SUBSTR, LPAD, REPLACE, ...
 	Position         bool // POSITION(a IN b)
 	IntDivision      bool // INT / INT (integer division), MOD
@@ -38,9 +36,8 @@ type Features struct {
 	MinMaxTime       bool // MIN/MAX of the event time
 	WindowKeysSubset bool // window aggregates that leave window_start or window_end out of SELECT
 	Decimal          bool // the DECIMAL(10, 2) column m and its arithmetic
-	// ROUND(DECIMAL(p, s), d) with d < s: Flink types it DECIMAL(1 + p - s + d, d), so
-	// CAST(ROUND(36.25, 1) AS STRING) is '36.3'; pipesql keeps the scale s and gives
-	// '36.30' (funcs.roundRet sees only the argument types, not the literal d).
+	// ROUND/TRUNCATE(DECIMAL(p, s), d) with a literal d < s: Flink types it
+	// DECIMAL(1 + p - s + d, d), so CAST(ROUND(36.25, 1) AS STRING) is '36.3'.
 	RoundDecimal     bool
 	MixedNumeric     bool // INT with BIGINT, DOUBLE and DECIMAL in one operation or comparison
 	AggExprs         bool // expressions over aggregates in SELECT (COUNT(*) + 1, CASE WHEN SUM(i) > 0 ...)
