@@ -99,6 +99,13 @@ func TestJoinsFromSQL(t *testing.T) {
 			[]string{"(1, ann)", "(2, bea)", "(2, bob)", "(3, ann)", "(NULL, cid)"}},
 		{"full", `SELECT o.order_id, c.name FROM orders o FULL JOIN customers c ON o.customer_id = c.id`,
 			[]string{"(1, ann)", "(2, bea)", "(2, bob)", "(3, ann)", "(4, NULL)", "(5, NULL)", "(6, NULL)", "(NULL, cid)"}},
+		{"self join", `SELECT a.order_id, b.order_id FROM orders a JOIN orders b ON a.customer_id = b.customer_id AND a.order_id < b.order_id`,
+			[]string{"(1, 3)"}},
+		{"join of a VALUES view", `SELECT o.order_id, t.label FROM orders o LEFT JOIN (VALUES (10, 'gold'), (20, 'silver'), (20, 'steel')) AS t (k, label) ON o.customer_id = t.k`,
+			// The labels are CHAR(6), padded, as Flink types a VALUES column of strings.
+			[]string{"(1, gold  )", "(2, silver)", "(2, steel )", "(3, gold  )", "(4, NULL)", "(5, NULL)", "(6, NULL)"}},
+		{"union all with VALUES", `SELECT id, name FROM customers UNION ALL SELECT * FROM (VALUES (CAST(7 AS BIGINT), 'val'))`,
+			[]string{"(10, ann)", "(20, bea)", "(20, bob)", "(40, cid)", "(7, val)"}},
 		{"union all then aggregate", `SELECT k, COUNT(*) AS n FROM (SELECT customer_id AS k FROM orders UNION ALL SELECT id FROM customers) GROUP BY k`,
 			[]string{"(10, 3)", "(20, 3)", "(30, 1)", "(40, 1)", "(99, 1)", "(NULL, 1)"}},
 		{"union", `SELECT customer_id AS k FROM orders UNION SELECT id FROM customers`,

@@ -462,7 +462,13 @@ func (p *parser) parseStatement() (Statement, error) {
 		p.i++
 		return &Quit{At: t.pos}, nil
 	case t.is("VALUES"):
-		return nil, unsupportedErr(t.pos, "VALUES is not supported")
+		end := p.endOfStatement(p.i)
+		q, err := p.lowerValues(p.i, end, nil)
+		if err != nil {
+			return nil, err
+		}
+		p.i = end
+		return &QueryStatement{At: t.pos, Query: q}, nil
 	case t.is("ALTER"), t.is("USE"), t.is("LOAD"), t.is("UNLOAD"), t.is("ADD"), t.is("REMOVE"),
 		t.is("ANALYZE"), t.is("TRUNCATE"), t.is("DELETE"), t.is("UPDATE"), t.is("CALL"):
 		return nil, unsupportedErr(t.pos, "%s statements are not supported", t.val)
@@ -747,10 +753,15 @@ func (p *parser) parseInsert() (*Insert, error) {
 		}
 	}
 	t := p.peek()
-	if !(t.is("SELECT") || t.is("WITH") || t.isOp("(")) {
-		if t.is("VALUES") {
-			return nil, unsupportedErr(t.pos, "INSERT ... VALUES is not supported: use INSERT ... SELECT")
+	if t.is("VALUES") {
+		end := p.endOfStatement(p.i)
+		if ins.Query, err = p.lowerValues(p.i, end, nil); err != nil {
+			return nil, err
 		}
+		p.i = end
+		return ins, nil
+	}
+	if !(t.is("SELECT") || t.is("WITH") || t.isOp("(")) {
 		return nil, p.errExpected("SELECT", "WITH", "'('")
 	}
 	end := p.endOfStatement(p.i)

@@ -221,7 +221,8 @@ var auditCases = []auditCase{
 		sql: `INSERT INTO out_print (n) SELECT n FROM clicks`, want: "Calc(select=[NULL AS app, CAST(n AS BIGINT) AS n])"},
 	{name: "INSERT OVERWRITE", fields: []string{"Insert.Overwrite"}, sql: `INSERT OVERWRITE out_print SELECT app, n FROM clicks`, err: "1:1"},
 	{name: "INSERT PARTITION", sql: `INSERT INTO out_print PARTITION (app = 'x') SELECT app, n FROM clicks`, err: "1:23"},
-	{name: "INSERT VALUES", sql: `INSERT INTO out_print VALUES ('a', 1)`, err: "1:23"},
+	{name: "INSERT VALUES", sql: `INSERT INTO out_print VALUES ('a', 1)`, want: "Values(tuples=[[CAST('a' AS STRING), CAST(1 AS BIGINT)]], columns=[app, n])"},
+	{name: "VALUES in FROM", sql: `SELECT t.k FROM (VALUES (1, 'a'), (2, 'b')) AS t (k, v)`, want: "Values(tuples=[[1], [2]], columns=[k])"},
 	{name: "statement set", fields: []string{"StatementSet.Inserts", "QueryStatement.Query"},
 		sql:  "EXECUTE STATEMENT SET BEGIN\nINSERT INTO out_print SELECT app, n FROM clicks;\nINSERT INTO out_print SELECT app, 1 FROM clicks;\nEND",
 		want: "== Physical Plan ==\nSink(table=[out_print]"},
@@ -231,7 +232,7 @@ var auditCases = []auditCase{
 	{name: "EXPLAIN PLAN_ADVICE", sql: `EXPLAIN PLAN_ADVICE INSERT INTO out_print SELECT app, n FROM clicks`, err: "1:9"},
 
 	// ---- Statements pipesql does not run ----
-	{name: "VALUES", sql: `VALUES (1)`, err: "1:1"},
+	{name: "VALUES", sql: `VALUES (1), (2)`, want: "Values(tuples=[[1], [2]], columns=[EXPR$0])"},
 	{name: "ALTER TABLE", sql: `ALTER TABLE clicks RENAME TO c2`, err: "1:1"},
 	{name: "USE CATALOG", sql: `USE CATALOG c`, err: "1:1"},
 	{name: "ADD JAR", sql: `ADD JAR '/x.jar'`, err: "1:1"},

@@ -91,6 +91,9 @@ func (p *planner) planJoin(x *parser.Join, env *cteEnv) (*relation, error) {
 	j.Left = &Exchange{Input: left.node, Keys: j.LeftKeys}
 	j.Right = &Exchange{Input: right.node, Keys: j.RightKeys}
 	j.Out = joinSchema(left.node.Schema(), right.node.Schema(), typ)
+	for i, c := range in.cols {
+		j.Out[i].Name = c.name // a view's column list renames what its plan calls otherwise
+	}
 	out := &scope{}
 	for i, c := range in.cols {
 		out.cols = append(out.cols, scopeCol{name: c.name, quals: c.quals, t: j.Out[i].Type})
@@ -303,6 +306,11 @@ func (o *optimizer) pruneJoin(x *Join, used []bool) (Node, []int, error) {
 	j := &Join{Left: left, Right: right, Type: x.Type, KeyTypes: x.KeyTypes,
 		LeftKeys: remapInts(x.LeftKeys, ml), RightKeys: remapInts(x.RightKeys, mr),
 		Condition: remap(x.Condition, m), Out: joinSchema(left.Schema(), right.Schema(), x.Type)}
+	for i, to := range m {
+		if to >= 0 {
+			j.Out[to].Name = x.Out[i].Name
+		}
+	}
 	if x.Where != nil {
 		j.Where = remap(x.Where, m)
 	}
@@ -360,4 +368,18 @@ func (o *optimizer) pruneUnion(x *Union, used []bool) (Node, []int, error) {
 		}
 	}
 	return u, mapping, nil
+}
+
+// foldValues turns a Union of Values (a VALUES list, which the parser gives as a UNION
+// ALL of one SELECT per row) into one Values node; other unions are returned as they are.
+func foldValues(u *Union) Node {
+	v := &Values{Out: u.Out}
+	for _, in := range u.Inputs {
+		x, ok := in.(*Values)
+		if !ok {
+			return u
+		}
+		v.Rows = append(v.Rows, x.Rows...)
+	}
+	return v
 }

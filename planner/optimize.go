@@ -397,7 +397,7 @@ func merge(n Node, keepNames bool) Node {
 		for i, in := range x.Inputs {
 			u.Inputs[i] = merge(in, false)
 		}
-		return &u
+		return foldValues(&u) // join.go
 	}
 	return n
 }
