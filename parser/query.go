@@ -433,6 +433,11 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 		return i + 1, nil
 	case (w == "LEFT" || w == "RIGHT") && isCall:
 		return l.emitNameOrCall(i, hi, level)
+	case w == "IS" && distinctFrom(l, i, hi) > 0:
+		// x IS [NOT] DISTINCT FROM y: MySQL's null-safe <=> has the precedence of a
+		// comparison; convert tells the two forms apart by the source tokens.
+		l.emit("<=>", i)
+		return i + distinctFrom(l, i, hi), nil
 	case w == "TRUE" || w == "FALSE" || w == "NULL":
 		if l.afterIS() {
 			l.emit(w, i)
@@ -577,6 +582,19 @@ func (l *lowering) aliasFollows(k, hi int) bool {
 		return t.val == "AS" || !queryKeywords[t.val] && !junkWords[t.val] && unsupportedWords[t.val] == ""
 	}
 	return false
+}
+
+// distinctFrom returns the length of IS [NOT] DISTINCT FROM at token i, 0 when the
+// tokens there are not that operator.
+func distinctFrom(l *lowering, i, hi int) int {
+	n := 1
+	if l.tok(i+n, hi).is("NOT") {
+		n++
+	}
+	if l.tok(i+n, hi).is("DISTINCT") && l.tok(i+n+1, hi).is("FROM") {
+		return n + 2
+	}
+	return 0
 }
 
 // afterIS reports whether the last emitted tokens are IS or IS NOT.
