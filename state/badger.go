@@ -3,6 +3,8 @@ package state
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
@@ -40,6 +42,9 @@ func OpenBadger(dir string, opts Options) (Store, error) {
 		WithMetricsEnabled(false).
 		// Commits are serialized by the store itself.
 		WithDetectConflicts(false)
+	if err := removeEmptyMemtables(dir); err != nil {
+		return nil, fmt.Errorf("open state in %s: %w", dir, err)
+	}
 	db, err := badger.Open(bopts)
 	if err != nil {
 		return nil, fmt.Errorf("open state in %s: %v", dir, err)
@@ -50,6 +55,25 @@ func OpenBadger(dir string, opts Options) (Store, error) {
 		return nil, fmt.Errorf("open state in %s: %w", dir, err)
 	}
 	return s, nil
+}
+
+// removeEmptyMemtables deletes the memtable files of length zero in dir. A process
+// killed right after Badger created a memtable file, before it sized the file, leaves
+// it empty, and Badger's Open then fails on it ("Create a new file",
+// dgraph-io/badger#2207). A file of length zero holds no entry, so nothing is lost.
+func removeEmptyMemtables(dir string) error {
+	mems, err := filepath.Glob(filepath.Join(dir, "*.mem"))
+	if err != nil {
+		return err
+	}
+	for _, m := range mems {
+		if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+			if err := os.Remove(m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 type badgerKV struct {
