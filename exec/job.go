@@ -482,6 +482,14 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		return &opSpec{name: "deduplicate", stateDesc: describeRank(n.Input.Schema(), cfg), build: func(*runEnv, *opMetrics) (operator, error) {
 			return newRankOp(cfg), nil
 		}}, nil
+	case *planner.Correlate:
+		op, err := compileCorrelate(n, c.env) // correlate.go
+		if err != nil {
+			return nil, err
+		}
+		return &opSpec{name: "correlate", build: func(*runEnv, *opMetrics) (operator, error) {
+			return op, nil
+		}}, nil
 	case *planner.WindowTableFunction:
 		cfg, err := compileWindowTVF(n)
 		if err != nil {

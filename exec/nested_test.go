@@ -182,3 +182,63 @@ INSERT INTO nested_out SELECT id, (id, tags), MAP['a', r.a], ARRAY[id, id * 10] 
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func unnestTable(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	data := `{"id":1,"tags":["a","b",null],"props":{"k":1,"j":2},"items":[{"sku":"s1","qty":2},null,{"sku":"s2","qty":5}]}
+{"id":2,"tags":[],"props":{},"items":[]}
+{"id":3,"tags":null,"props":null,"items":null}
+{"id":4,"tags":["c"],"items":[{"sku":"s3"}]}
+`
+	if err := os.WriteFile(filepath.Join(dir, "t.json"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf(`CREATE TABLE tagged (id BIGINT, tags ARRAY<STRING>, props MAP<STRING, INT>, items ARRAY<ROW<sku STRING, qty INT>>)
+WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
+`, dir)
+}
+
+// TestUnnest expands arrays, maps and arrays of rows; empty and NULL collections give no
+// rows, or one row of NULLs under LEFT JOIN ... ON TRUE, as in Flink.
+func TestUnnest(t *testing.T) {
+	tests := []struct {
+		name, query string
+		want        []string
+	}{
+		{"array", `SELECT id, tag FROM tagged CROSS JOIN UNNEST(tags) AS u(tag)`, []string{
+			"+I(1, a)", "+I(1, b)", "+I(1, NULL)", "+I(4, c)",
+		}},
+		{"with ordinality, after a comma", `SELECT id, tag, n FROM tagged, UNNEST(tagged.tags) WITH ORDINALITY AS u(tag, n) WHERE n > 1`, []string{
+			"+I(1, b, 2)", "+I(1, NULL, 3)",
+		}},
+		{"left join keeps empty and NULL arrays", `SELECT id, tag FROM tagged LEFT JOIN UNNEST(tags) AS u(tag) ON TRUE`, []string{
+			"+I(1, a)", "+I(1, b)", "+I(1, NULL)", "+I(2, NULL)", "+I(3, NULL)", "+I(4, c)",
+		}},
+		{"map", `SELECT id, k, v FROM tagged CROSS JOIN UNNEST(props) AS m(k, v)`, []string{
+			"+I(1, k, 1)", "+I(1, j, 2)",
+		}},
+		{"array of rows", `SELECT id, sku, qty FROM tagged CROSS JOIN UNNEST(items) AS i`, []string{
+			"+I(1, s1, 2)", "+I(1, NULL, NULL)", "+I(1, s2, 5)", "+I(4, s3, NULL)",
+		}},
+		{"an array built in the query", `SELECT id, x FROM tagged CROSS JOIN UNNEST(ARRAY[id, id * 10]) AS u(x) WHERE id < 3`, []string{
+			"+I(1, 1)", "+I(1, 10)", "+I(2, 2)", "+I(2, 20)",
+		}},
+		{"aggregate over the elements", `SELECT tag, COUNT(*) AS n FROM tagged CROSS JOIN UNNEST(tags) AS u(tag) WHERE tag IS NOT NULL GROUP BY tag`, []string{
+			"+I(a, 1)", "+I(b, 1)", "+I(c, 1)",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runSelect(t, unnestTable(t)+tt.query+";")
+			if !slices.Equal(got, tt.want) {
+				slices.Sort(got)
+				want := slices.Clone(tt.want)
+				slices.Sort(want)
+				if !slices.Equal(got, want) {
+					t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+				}
+			}
+		})
+	}
+}

@@ -340,6 +340,17 @@ type WindowTVF struct {
 	Alias   string
 }
 
+// Unnest is UNNEST(collection) [WITH ORDINALITY] [[AS] alias [(columns)]] in FROM, a
+// table of the elements of an ARRAY (or the entries of a MAP) of each row of the tables
+// joined before it: FROM t CROSS JOIN UNNEST(t.tags) AS u(tag).
+type Unnest struct {
+	At         Pos
+	Args       []Expr
+	Ordinality bool
+	Alias      string
+	Columns    []string // the column aliases; nil without a list
+}
+
 // Join is left [kind] JOIN right ON cond (parsed; the planner may reject it as unsupported).
 type Join struct {
 	At    Pos
@@ -548,6 +559,7 @@ func (n *TableName) Pos() Pos      { return n.At }
 func (n *SubqueryTable) Pos() Pos  { return n.At }
 func (n *WindowTVF) Pos() Pos      { return n.At }
 func (n *Join) Pos() Pos           { return n.At }
+func (n *Unnest) Pos() Pos         { return n.At }
 func (n *Ident) Pos() Pos          { return n.At }
 func (n *Star) Pos() Pos           { return n.At }
 func (n *Literal) Pos() Pos        { return n.At }
@@ -590,6 +602,7 @@ func (*TableName) tableExpr()     {}
 func (*SubqueryTable) tableExpr() {}
 func (*WindowTVF) tableExpr()     {}
 func (*Join) tableExpr()          {}
+func (*Unnest) tableExpr()        {}
 
 func (*Ident) expr()        {}
 func (*Star) expr()         {}

@@ -290,9 +290,18 @@ func (l *lowering) convTable(te sqlparser.TableExpr) (TableExpr, int, error) {
 			case leafIdent:
 				return &TableName{At: lf.pos, Name: ObjectName(lf.parts), Options: lf.options, Alias: alias}, k, nil
 			case leafTable:
-				tvf := *lf.table.(*WindowTVF)
-				tvf.Alias = alias
-				return &tvf, k, nil
+				switch t := lf.table.(type) {
+				case *WindowTVF:
+					tvf := *t
+					tvf.Alias = alias
+					return &tvf, k, nil
+				case *Unnest:
+					if alias != "" {
+						return nil, 0, l.internalErr(k, "UNNEST alias")
+					}
+					return t, k, nil
+				}
+				return nil, 0, l.internalErr(k, "table")
 			case leafQuery:
 				return &SubqueryTable{At: lf.pos, Query: lf.query, Alias: alias}, k, nil
 			}

@@ -474,6 +474,24 @@ func (f *formatter) table(t TableExpr) {
 		}
 		f.WriteString("))")
 		f.alias(t.Alias)
+	case *Unnest:
+		f.WriteString("UNNEST(")
+		f.exprList(t.Args)
+		f.WriteString(")")
+		if t.Ordinality {
+			f.WriteString(" WITH ORDINALITY")
+		}
+		f.alias(t.Alias)
+		if t.Columns != nil {
+			f.WriteString("(")
+			for i, c := range t.Columns {
+				if i > 0 {
+					f.WriteString(", ")
+				}
+				f.WriteString(QuoteIdent(c))
+			}
+			f.WriteString(")")
+		}
 	case *Join:
 		f.table(t.Left)
 		switch t.Kind {

@@ -19,7 +19,7 @@ var queryKeywords = setOf(
 var unsupportedWords = map[string]string{
 	"OVER":            "OVER windows are not supported",
 	"LATERAL":         "LATERAL table functions are not supported",
-	"UNNEST":          "UNNEST is not supported",
+	"UNNEST":          "UNNEST is not supported outside FROM: write FROM t CROSS JOIN UNNEST(t.arr) AS u(x)",
 	"MATCH_RECOGNIZE": "MATCH_RECOGNIZE is not supported",
 	"NATURAL":         "NATURAL JOIN is not supported: use JOIN ... ON",
 	"USING":           "JOIN ... USING is not supported: use JOIN ... ON",

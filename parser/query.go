@@ -485,6 +485,8 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 		return l.emitTimestampAdd(i, hi, level)
 	case w == "TABLE" && isCall:
 		return l.emitWindowTVF(i, hi)
+	case w == "UNNEST" && isCall && l.inFromList():
+		return l.emitUnnest(i, hi)
 	case niladicFuncs[w] && !isCall:
 		l.emitLeaf(i, &leaf{kind: leafFunc, pos: t.pos, fn: funcShape{name: w, niladic: true}})
 		l.emit("(", i)
@@ -736,6 +738,42 @@ func (l *lowering) bracket(i, hi int) (int, error) {
 	return 0, syntaxErr(l.p.toks[i].pos, "unclosed '[': expected ']'")
 }
 
+// exprList parses the comma-separated expressions of toks[lo:hi], which hi closes; what
+// names an expected item for errors.
+func (l *lowering) exprList(lo, hi int, what string, ends []string) ([]Expr, error) {
+	p := l.p
+	var out []Expr
+	start, depth := lo, 0
+	for k := lo; k <= hi; k++ {
+		t := p.toks[k]
+		switch {
+		case t.isOp("(") && k < hi:
+			if m := p.match[k]; m > k && m < hi {
+				k = m
+			}
+			continue
+		case t.isOp("[") && k < hi:
+			depth++
+			continue
+		case t.isOp("]") && k < hi:
+			depth--
+			continue
+		}
+		if k == hi || depth == 0 && t.isOp(",") {
+			if k == start {
+				return nil, p.errExpectedAt(t, what)
+			}
+			e, err := p.lowerExpr(start, k, ends)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+			start = k + 1
+		}
+	}
+	return out, nil
+}
+
 // emitConstructor parses ARRAY[a, b, ...] or MAP[k, v, ...] (the word at i) into a
 // prebuilt expression, with any element accesses after it.
 func (l *lowering) emitConstructor(i, hi int) (int, error) {
@@ -748,33 +786,8 @@ func (l *lowering) emitConstructor(i, hi int) (int, error) {
 	if c == i+2 {
 		return 0, p.errExpectedAt(p.toks[c], "an element")
 	}
-	start, depth := i+2, 0
-	for k := i + 2; k <= c; k++ {
-		t := p.toks[k]
-		switch {
-		case t.isOp("("):
-			if m := p.match[k]; m > k && m < c {
-				k = m
-			}
-			continue
-		case t.isOp("["):
-			depth++
-			continue
-		case t.isOp("]") && k < c:
-			depth--
-			continue
-		}
-		if k == c || depth == 0 && t.isOp(",") {
-			if k == start {
-				return 0, p.errExpectedAt(t, "an element")
-			}
-			e, err := p.lowerExpr(start, k, []string{"','", "']'"})
-			if err != nil {
-				return 0, err
-			}
-			ctor.Args = append(ctor.Args, e)
-			start = k + 1
-		}
+	if ctor.Args, err = l.exprList(i+2, c, "an element", []string{"','", "']'"}); err != nil {
+		return 0, err
 	}
 	if ctor.Kind == "MAP" && len(ctor.Args)%2 != 0 {
 		return 0, syntaxErr(p.toks[c].pos, "MAP[...] needs key and value pairs: it has %d elements", len(ctor.Args))
@@ -1552,4 +1565,59 @@ func (l *lowering) expectedAt(k int) []string {
 		}
 	}
 	return out
+}
+
+// emitUnnest parses UNNEST(args) [WITH ORDINALITY] [[AS] alias [(columns)]] in FROM into
+// a placeholder table; the alias and its column list are taken here, as sqlparser has no
+// column lists on aliases.
+func (l *lowering) emitUnnest(i, hi int) (int, error) {
+	p := l.p
+	m, err := l.group(i+1, hi)
+	if err != nil {
+		return 0, err
+	}
+	u := &Unnest{At: p.toks[i].pos}
+	if u.Args, err = l.exprList(i+2, m, "an ARRAY or MAP expression", []string{"','", "')'"}); err != nil {
+		return 0, err
+	}
+	k := m + 1
+	if l.tok(k, hi).is("WITH") && l.tok(k+1, hi).is("ORDINALITY") {
+		u.Ordinality = true
+		k += 2
+	}
+	if l.tok(k, hi).is("AS") {
+		k++
+		if t := l.tok(k, hi); t.kind != tokWord && t.kind != tokQuoted || t.kind == tokWord && queryKeywords[t.val] {
+			return 0, p.errExpectedAt(t, "an alias")
+		}
+	}
+	if t := l.tok(k, hi); k < hi && (t.kind == tokQuoted || t.kind == tokWord && l.aliasFollows(k, hi) && !t.is("AS")) {
+		u.Alias = identPart(t)
+		k++
+		if k < hi && p.toks[k].isOp("(") {
+			cm, err := l.group(k, hi)
+			if err != nil {
+				return 0, err
+			}
+			if p.toks[cm-1].isOp(",") {
+				return 0, p.errExpectedAt(p.toks[cm], "a column alias")
+			}
+			for j := k + 1; j < cm; j += 2 {
+				c := p.toks[j]
+				if c.kind != tokWord && c.kind != tokQuoted {
+					return 0, p.errExpectedAt(c, "a column alias")
+				}
+				u.Columns = append(u.Columns, identPart(c))
+				if n := p.toks[j+1]; j+1 < cm && !n.isOp(",") {
+					return 0, p.errExpectedAt(n, "','", "')'")
+				}
+			}
+			if len(u.Columns) == 0 {
+				return 0, p.errExpectedAt(p.toks[cm], "a column alias")
+			}
+			k = cm + 1
+		}
+	}
+	l.emitLeaf(i, &leaf{kind: leafTable, pos: u.At, table: u})
+	return k, nil
 }

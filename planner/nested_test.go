@@ -15,6 +15,11 @@ func init() {
 		auditCase{name: "field access after an element", fields: []string{"FieldAccess.X", "FieldAccess.Field"},
 			sql: "SELECT ARRAY[(n, app)][1].`EXPR$1` AS f FROM clicks", want: "ARRAY[ROW(n, app)][1].`EXPR$1` AS f"},
 		auditCase{name: "ARRAY written as a call", sql: `SELECT ARRAY(1, 2) FROM clicks`, err: "1:8"},
+		auditCase{name: "CROSS JOIN UNNEST WITH ORDINALITY", fields: []string{"Unnest.Args", "Unnest.Ordinality", "Unnest.Alias", "Unnest.Columns"},
+			sql:  `SELECT app, u.x, u.i FROM clicks CROSS JOIN UNNEST(ARRAY[n, 2]) WITH ORDINALITY AS u(x, i)`,
+			want: "Correlate(invocation=[UNNEST(ARRAY[n, 2]) WITH ORDINALITY], select=[app, n, ts, x, i], joinType=[INNER])"},
+		auditCase{name: "UNNEST of two collections", sql: `SELECT app FROM clicks CROSS JOIN UNNEST(ARRAY[n], ARRAY[n]) AS u(a, b)`, err: "1:52"},
+		auditCase{name: "UNNEST in the select list", sql: `SELECT UNNEST(ARRAY[n]) FROM clicks`, err: "1:8"},
 	)
 }
 

@@ -148,6 +148,8 @@ func (o *optimizer) prune(n Node, used []bool) (Node, []int, error) {
 		return &Limit{Input: in, N: x.N}, m, nil
 	case *Join:
 		return o.pruneJoin(x, used) // join.go
+	case *Correlate:
+		return o.pruneCorrelate(x, used) // unnest.go
 	case *Exchange:
 		return o.pruneExchange(x, used)
 	case *Union:
@@ -387,6 +389,10 @@ func merge(n Node, keepNames bool) Node {
 		e := *x
 		e.Input = merge(x.Input, false)
 		return &e
+	case *Correlate:
+		c := *x
+		c.Input = merge(x.Input, false)
+		return &c
 	case *Join:
 		j := *x
 		j.Left, j.Right = merge(x.Left, false), merge(x.Right, false)

@@ -598,7 +598,12 @@ func (p *planner) planFrom(te parser.TableExpr, env *cteEnv) (*relation, error) 
 	case *parser.WindowTVF:
 		return p.planWindowTVF(x, env)
 	case *parser.Join:
+		if u, ok := x.Right.(*parser.Unnest); ok {
+			return p.planUnnest(x, u, env) // unnest.go
+		}
 		return p.planJoin(x, env) // join.go
+	case *parser.Unnest:
+		return nil, errAt(x.At, ErrUnsupported, "unsupported: UNNEST without the table it reads (write FROM t CROSS JOIN UNNEST(t.arr) AS u(x))")
 	}
 	return nil, errAt(te.Pos(), ErrUnsupported, "unsupported: FROM %T", te)
 }
