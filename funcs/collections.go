@@ -1,6 +1,7 @@
 package funcs
 
 import (
+	"regexp"
 	"strconv"
 
 	"github.com/pipesql/pipesql/types"
@@ -216,4 +217,61 @@ func init() {
 			}
 			return types.NullValue, invalidArg("ELEMENT of an array of %d elements: it must have at most one", len(es))
 		}})
+
+	stringMap := types.Type{Kind: types.Map, Key: &types.TypeString, Elem: &types.TypeString}
+	def("STR_TO_MAP", 1, 3, sig{params: []param{pString}, ret: retType(stringMap)},
+		"STR_TO_MAP(text[, pairDelimiter, keyValueDelimiter])",
+		"a MAP<STRING, STRING> of text split into pairs at pairDelimiter (','), each split into key and value at keyValueDelimiter ('='); both are regular expressions",
+		Func{prepare: func(_ *Context, site Site) (Kernel, error) {
+			pairs, kv := constRegex(","), constRegex("=")
+			var err error
+			if len(site.Args) > 1 {
+				if pairs, err = regexArg(site, 1); err != nil {
+					return Kernel{}, err
+				}
+			}
+			if len(site.Args) > 2 {
+				if kv, err = regexArg(site, 2); err != nil {
+					return Kernel{}, err
+				}
+			}
+			return Kernel{Call: func(a []types.Value) (types.Value, error) {
+				pairRe, ok1 := pairs(argOr(a, 1))
+				kvRe, ok2 := kv(argOr(a, 2))
+				if !ok1 || !ok2 {
+					return types.NullValue, nil
+				}
+				var out []types.MapEntry
+			pairs:
+				for _, pair := range pairRe.Split(a[0].Str(), -1) {
+					parts := kvRe.Split(pair, 2)
+					k, v := str(parts[0]), types.NullValue
+					if len(parts) == 2 {
+						v = str(parts[1])
+					}
+					for i := range out {
+						if out[i].Key.Str() == parts[0] {
+							out[i].Value = v // a repeated key keeps its last value, as Java's HashMap.put
+							continue pairs
+						}
+					}
+					out = append(out, types.MapEntry{Key: k, Value: v})
+				}
+				return types.MapValue(out), nil
+			}}, nil
+		}})
+}
+
+// constRegex is a regexArg for a default pattern.
+func constRegex(pattern string) func(types.Value) (*regexp.Regexp, bool) {
+	re := regexp.MustCompile(pattern)
+	return func(types.Value) (*regexp.Regexp, bool) { return re, true }
+}
+
+// argOr returns argument i, or NULL when the call has fewer.
+func argOr(a []types.Value, i int) types.Value {
+	if i < len(a) {
+		return a[i]
+	}
+	return types.NullValue
 }

@@ -82,3 +82,21 @@ func TestConstructorsConvertToTheCommonType(t *testing.T) {
 		t.Error("INT indexed typed")
 	}
 }
+
+func TestStrToMap(t *testing.T) {
+	m := func(kv ...types.Value) types.Value {
+		var es []types.MapEntry
+		for i := 0; i < len(kv); i += 2 {
+			es = append(es, types.MapEntry{Key: kv[i], Value: kv[i+1]})
+		}
+		return types.MapValue(es)
+	}
+	runCases(t, ctxIn(nil), []valueCase{
+		{"STR_TO_MAP", []types.Value{s("a=1,b=2")}, m(s("a"), s("1"), s("b"), s("2")), nil},
+		{"STR_TO_MAP", []types.Value{s("a=1,b,c=x=y")}, m(s("a"), s("1"), s("b"), null, s("c"), s("x=y")), nil},
+		{"STR_TO_MAP", []types.Value{s("a:1;a:2"), s(";"), s(":")}, m(s("a"), s("2")), nil},
+		{"STR_TO_MAP", []types.Value{s("a 1 | b 2"), s(`\s*\|\s*`), s(" ")}, m(s("a"), s("1"), s("b"), s("2")), nil},
+		{"STR_TO_MAP", []types.Value{s("")}, m(s(""), null), nil},
+		{"STR_TO_MAP", []types.Value{null}, null, nil},
+	})
+}
