@@ -26,7 +26,8 @@ func TestValidate(t *testing.T) {
 		// No effect: accepted with a warning saying why.
 		{"parallelism.default", "4", nil, "setting 'parallelism.default' has no effect in pipesql: pipesql runs each job in one process"},
 		{"parallelism.default", "four", ErrInvalidValue, "expected an integer"},
-		{"table.exec.state.ttl", "1 h", nil, "has no effect in pipesql: pipesql never expires state"},
+		{"table.exec.state.ttl", "1 h", nil, ""},
+		{"table.exec.state.ttl", "an hour", ErrInvalidValue, ""},
 		{"execution.runtime-mode", "batch", nil, "always runs in streaming mode"},
 		// Typos of declared keys fail, naming the key.
 		{"table.local-timezone", "UTC", ErrUnknownKey, "unknown setting 'table.local-timezone': did you mean 'table.local-time-zone'?"},

@@ -11,7 +11,7 @@
 // memory, optimizer switches), and it should run unchanged. So:
 //
 //   - A declared key with an effect is checked against its type (and range) and set.
-//   - A declared key without an effect (parallelism.default, table.exec.state.ttl ...)
+//   - A declared key without an effect (parallelism.default, state.backend.type ...)
 //     is checked and accepted with a warning saying why it has no effect in pipesql.
 //   - An undeclared key within two edits of a declared one is refused as its typo,
 //     naming it: silently ignoring a misspelt execution.checkpointing.interval would

@@ -5,6 +5,7 @@ const (
 	LocalTimeZone     = "table.local-time-zone"
 	SourceIdleTimeout = "table.exec.source.idle-timeout"
 	MiniBatchEnabled  = "table.exec.mini-batch.enabled"
+	StateTTL          = "table.exec.state.ttl"
 
 	PipelineName            = "pipeline.name"
 	AutoWatermarkInterval   = "pipeline.auto-watermark-interval"
@@ -80,6 +81,8 @@ var keys = []Key{
 		Doc: "a source split without data for this long stops holding the watermark back"},
 	{Name: MiniBatchEnabled, Type: Bool, Default: "false", ReadBy: Exec,
 		Doc: "a group aggregate emits one change per group for each batch a source read, instead of one per row"},
+	{Name: StateTTL, Type: Duration, Default: "0 ms", Shown: "`0` (kept for ever)", ReadBy: Exec,
+		Doc: "a regular join forgets a row this long (processing time) after it last wrote it, as Flink's idle state retention does; window state goes when the window fires, and group aggregates and Top-N keep theirs for ever"},
 	{Name: PipelineName, Type: String, ReadBy: Engine,
 		Doc: "the job's name; it also names the job's checkpoints"},
 	{Name: AutoWatermarkInterval, Type: Duration, Default: "200 ms", ReadBy: Exec,
@@ -183,8 +186,6 @@ var keys = []Key{
 	{Name: "state.backend.incremental", Type: Bool, NoEffect: "checkpoints are always incremental"},
 	{Name: "state.backend.local-recovery", Type: Bool, NoEffect: localBadger},
 	{Name: "state.checkpoint-storage", Type: String, NoEffect: localBadger},
-	{Name: "table.exec.state.ttl", Type: Duration, Default: "0 ms",
-		NoEffect: "pipesql never expires state: a window's state goes when the window fires, other state is kept"},
 	{Name: "table.exec.mini-batch.allow-latency", Type: Duration, Default: "0 ms", NoEffect: noMiniBatch},
 	{Name: "table.exec.mini-batch.size", Type: Int, Default: "-1", NoEffect: noMiniBatch},
 	{Name: "table.exec.sink.not-null-enforcer", Type: Enum, Enum: []string{"ERROR", "DROP"}, Default: "ERROR",

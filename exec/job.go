@@ -134,6 +134,7 @@ func NewJob(prog *planner.Program, opts Options) (*Job, error) {
 	v := config.Read(settings)
 	wmInterval := v.Duration(config.AutoWatermarkInterval)
 	miniBatch := v.Bool(config.MiniBatchEnabled)
+	stateTTL := v.Duration(config.StateTTL)
 	loc, err := config.LoadTimeZone(v.String(config.LocalTimeZone))
 	if err == nil {
 		err = v.Err()
@@ -143,7 +144,7 @@ func NewJob(prog *planner.Program, opts Options) (*Job, error) {
 	}
 	c := &compiler{
 		opts: opts, env: eval.Env{Location: loc, Now: opts.Clock.Now},
-		wmInterval: wmInterval, miniBatch: miniBatch, settings: settings,
+		wmInterval: wmInterval, miniBatch: miniBatch, stateTTL: stateTTL, settings: settings,
 	}
 	j := &Job{opts: opts, settings: settings}
 	for i, p := range prog.Pipelines {
@@ -208,6 +209,7 @@ type compiler struct {
 	env        eval.Env
 	wmInterval time.Duration
 	miniBatch  bool
+	stateTTL   time.Duration // table.exec.state.ttl
 	settings   map[string]string
 }
 
@@ -444,12 +446,12 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		if updating {
 			return nil, fmt.Errorf("%w: join over an updating input", ErrUnsupportedPlan)
 		}
-		cfg, err := compileJoin(n, c.env)
+		cfg, err := compileJoin(n, c.env, c.stateTTL)
 		if err != nil {
 			return nil, err
 		}
-		return &opSpec{name: "join", stateDesc: describeJoin(n), build: func(*runEnv, *opMetrics) (operator, error) {
-			return newJoinOp(cfg), nil
+		return &opSpec{name: "join", stateDesc: describeJoin(n), build: func(rt *runEnv, _ *opMetrics) (operator, error) {
+			return newJoinOp(cfg, rt.clock), nil
 		}}, nil
 	case *planner.Union:
 		for _, in := range n.Inputs {

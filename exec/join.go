@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/exec/eval"
@@ -15,10 +16,17 @@ import (
 
 // Regular joins
 //
-// A regular join keeps every row of both inputs in state, by join key, for ever (Flink
-// keeps them until table.exec.state.ttl, which pipesql does not apply), and joins each
+// A regular join keeps every row of both inputs in state, by join key, and joins each
 // arriving row with the rows of the other side that arrived before it: whichever order
 // the rows arrive in, each pair is joined exactly once, when its second row arrives.
+//
+// With table.exec.state.ttl set, a row is forgotten that long (processing time) after it
+// was last written, as Flink's idle state retention does (OnCreateAndWrite,
+// NeverReturnExpired): its insertion writes it, and so does a match that counts against
+// an outer side's row; reading it to join does not. An expired row joins nothing more,
+// and nothing is emitted when it goes: an outer row's null-padded result stays, as in
+// Flink. Expired rows are dropped when their key is next looked up and by a sweep of
+// the whole state every quarter of the TTL (at least every second, at most every minute).
 //
 // Outer joins follow Flink's changelog: a row of an outer side with no match yet is
 // emitted null-padded (+I); when its first match arrives on the other side, the padded
@@ -42,15 +50,17 @@ type joinConfig struct {
 	widths       [2]int
 	outer        [2]bool // whether each side's unmatched rows are emitted
 	keyTypesDesc string
+	ttl          time.Duration // table.exec.state.ttl, 0: rows are kept for ever
 }
 
-func compileJoin(n *planner.Join, env eval.Env) (*joinConfig, error) {
+func compileJoin(n *planner.Join, env eval.Env, ttl time.Duration) (*joinConfig, error) {
 	if len(n.LeftKeys) == 0 || len(n.LeftKeys) != len(n.RightKeys) || len(n.KeyTypes) != len(n.LeftKeys) {
 		return nil, fmt.Errorf("%w: join without matching equality keys", ErrUnsupportedPlan)
 	}
 	sides := [2]types.Schema{n.Left.Schema(), n.Right.Schema()}
 	cfg := &joinConfig{
 		typ:    n.Type,
+		ttl:    max(ttl, 0),
 		widths: [2]int{len(sides[0]), len(sides[1])},
 		outer:  [2]bool{n.Type.LeftOuter(), n.Type.RightOuter()},
 	}
@@ -104,15 +114,17 @@ func describeJoin(n *planner.Join) string {
 		}
 		b.WriteString("]")
 	}
-	fmt.Fprintf(&b, " state v%d", stateVersion)
+	fmt.Fprintf(&b, " rows with match counts and write times, state v%d", stateVersion)
 	return b.String()
 }
 
 // joinRecord is one row kept by a join side, with the number of rows of the other side
-// it joined (outer sides retract their null-padded row on the first).
+// it joined (outer sides retract their null-padded row on the first) and when it was last
+// written (processing time, Unix microseconds), for the TTL.
 type joinRecord struct {
 	row     types.Row
 	matches int64
+	written int64
 }
 
 // joinBucket is the rows of one side with one key.
@@ -151,13 +163,70 @@ func (s *joinSide) bucket(key []byte) *joinBucket {
 type joinOp struct {
 	nopOperator
 	cfg    *joinConfig
+	clock  connectors.Clock
 	sides  [2]*joinSide
 	keyBuf []byte
-	vals   types.Row
 }
 
-func newJoinOp(cfg *joinConfig) *joinOp {
-	return &joinOp{cfg: cfg, sides: [2]*joinSide{newJoinSide(), newJoinSide()}}
+func newJoinOp(cfg *joinConfig, clock connectors.Clock) *joinOp {
+	return &joinOp{cfg: cfg, clock: clock, sides: [2]*joinSide{newJoinSide(), newJoinSide()}}
+}
+
+// expired reports whether rec outlived the TTL at now.
+func (o *joinOp) expired(rec *joinRecord, now int64) bool {
+	return o.cfg.ttl > 0 && now-rec.written >= o.cfg.ttl.Microseconds()
+}
+
+// dropExpired removes the expired rows of b; it reports whether it removed any.
+func (o *joinOp) dropExpired(side *joinSide, b *joinBucket, now int64) bool {
+	kept := b.recs[:0]
+	for _, rec := range b.recs {
+		if !o.expired(rec, now) {
+			kept = append(kept, rec)
+		}
+	}
+	if len(kept) == len(b.recs) {
+		return false
+	}
+	side.rows -= int64(len(b.recs) - len(kept))
+	clear(b.recs[len(kept):])
+	b.recs = kept
+	side.changed.set(b.kg)
+	return true
+}
+
+// timerInterval makes the task sweep expired rows when the join has a TTL.
+func (o *joinOp) timerInterval() time.Duration {
+	if o.cfg.ttl <= 0 {
+		return 0
+	}
+	return min(max(o.cfg.ttl/4, time.Second), time.Minute)
+}
+
+// onTimer drops every expired row, and the keys and key groups left empty.
+func (o *joinOp) onTimer(_ context.Context, now time.Time, _ *outbox) error {
+	us := now.UnixMicro()
+	for _, side := range o.sides {
+		for kg, bs := range side.byKG {
+			kept := bs[:0]
+			for _, b := range bs {
+				o.dropExpired(side, b, us)
+				if len(b.recs) == 0 {
+					delete(side.buckets, b.key)
+					side.changed.set(kg)
+					continue
+				}
+				kept = append(kept, b)
+			}
+			clear(bs[len(kept):])
+			if len(kept) == 0 {
+				delete(side.byKG, kg)
+				continue
+			}
+			side.byKG[kg] = kept
+		}
+	}
+	return nil
 }
 
 var _ multiInput = (*joinOp)(nil)
@@ -207,6 +276,10 @@ func (o *joinOp) processInput(ctx context.Context, s int, b batch, out *outbox) 
 		return fmt.Errorf("%w: join input %d", ErrInternal, s)
 	}
 	me, other := o.sides[s], o.sides[1-s]
+	var now int64
+	if o.cfg.ttl > 0 {
+		now = o.clock.Now().UnixMicro()
+	}
 	for i, row := range b.rows {
 		if k := b.kind(i); k != connectors.Insert {
 			return fmt.Errorf("%w: join received %s", ErrRetraction, k)
@@ -218,6 +291,9 @@ func (o *joinOp) processInput(ctx context.Context, s int, b batch, out *outbox) 
 		var matches int64
 		if ok {
 			if ob := other.buckets[string(key)]; ob != nil {
+				if o.cfg.ttl > 0 {
+					o.dropExpired(other, ob, now)
+				}
 				for _, rec := range ob.recs {
 					j := o.pair(s, row, rec.row)
 					if o.cfg.where != nil {
@@ -237,6 +313,7 @@ func (o *joinOp) processInput(ctx context.Context, s int, b batch, out *outbox) 
 							}
 						}
 						rec.matches++
+						rec.written = now
 						other.changed.set(ob.kg)
 					}
 					if err := out.emit(ctx, connectors.Insert, j); err != nil {
@@ -254,7 +331,7 @@ func (o *joinOp) processInput(ctx context.Context, s int, b batch, out *outbox) 
 			continue // never matches: not kept
 		}
 		bk := me.bucket(key)
-		bk.recs = append(bk.recs, &joinRecord{row: row, matches: matches})
+		bk.recs = append(bk.recs, &joinRecord{row: row, matches: matches, written: now})
 		me.rows++
 		me.changed.set(bk.kg)
 	}
@@ -294,7 +371,7 @@ func (o *joinOp) snapshotState(_ context.Context, w stateWriter) error {
 }
 
 // encodeJoinBuckets writes the buckets of one key group: version, count, then each
-// bucket's key and records (row, matches).
+// bucket's key and records (row, matches, written).
 func encodeJoinBuckets(bs []*joinBucket) []byte {
 	dst := []byte{stateVersion}
 	dst = binary.AppendUvarint(dst, uint64(len(bs)))
@@ -304,6 +381,7 @@ func encodeJoinBuckets(bs []*joinBucket) []byte {
 		for _, r := range b.recs {
 			dst = appendStateRow(dst, r.row)
 			dst = binary.AppendVarint(dst, r.matches)
+			dst = binary.AppendVarint(dst, r.written)
 		}
 	}
 	return dst
@@ -336,7 +414,7 @@ func (o *joinOp) restoreState(r stateReader) error {
 				if d.err == nil && len(row) != o.cfg.widths[s] {
 					d.fail("a row of %d columns, want %d", len(row), o.cfg.widths[s])
 				}
-				b.recs = append(b.recs, &joinRecord{row: row, matches: d.varint()})
+				b.recs = append(b.recs, &joinRecord{row: row, matches: d.varint(), written: d.varint()})
 				side.rows++
 			}
 		}

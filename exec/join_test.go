@@ -398,3 +398,86 @@ func TestTwoInputJobRecoversExactly(t *testing.T) {
 	}
 	fx.check(t, out)
 }
+
+// TestJoinStateTTL: with table.exec.state.ttl, a row joins rows of the other side that
+// arrive within the TTL of its insertion, not later ones.
+func TestJoinStateTTL(t *testing.T) {
+	clock := newFakeClock()
+	schema := types.Schema{{Name: "k", Type: types.TypeBigInt}, {Name: "v", Type: types.TypeString}}
+	row := func(k int64, v string) types.Row { return types.Row{types.BigIntValue(k), types.StringValue(v)} }
+	var j *Job
+	// The right side reads (and moves the clock) once the join took n rows.
+	joined := func(n int64) func() {
+		return func() {
+			for {
+				for _, m := range j.Metrics().Operators {
+					if m.Name == "join" && m.RecordsIn >= n {
+						return
+					}
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	left := &memSource{clock: clock, bounded: true, steps: []pollStep{
+		{batches: []connectors.SourceBatch{{Split: "l", Rows: []types.Row{row(1, "a"), row(2, "b")}}}},
+	}}
+	right := &memSource{clock: clock, bounded: true, steps: []pollStep{
+		{hook: joined(2), advance: 30 * time.Minute,
+			batches: []connectors.SourceBatch{{Split: "r", Rows: []types.Row{row(1, "x")}}}},
+		// 90 minutes after the left rows were written: they expired.
+		{hook: joined(3), advance: time.Hour, batches: []connectors.SourceBatch{{Split: "r", Rows: []types.Row{row(1, "y"), row(2, "z")}}}},
+	}}
+	join := &planner.Join{
+		Left: scanOf("l", schema, left), Right: scanOf("r", schema, right), Type: planner.InnerJoin,
+		LeftKeys: []int{0}, RightKeys: []int{0}, KeyTypes: []types.Type{types.TypeBigInt},
+		Out: append(append(types.Schema(nil), schema...), schema...),
+	}
+	sink := &memSink{}
+	var err error
+	j, err = NewJob(program(map[string]string{"table.exec.state.ttl": "1 h"}, sinkOf("out", join, sink, planner.InsertOnly)),
+		Options{Clock: clock, BatchSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sink.changes(), []string{"+I(1, a, 1, x)"}; !slices.Equal(got, want) {
+		t.Fatalf("changes %v, want %v", got, want)
+	}
+}
+
+// TestJoinStateTTLSweep: the sweep drops expired rows, their keys and key groups, and a
+// checkpoint after it no longer holds them.
+func TestJoinStateTTLSweep(t *testing.T) {
+	cfg := &joinConfig{ttl: time.Hour, widths: [2]int{1, 1}}
+	clock := newFakeClock()
+	o := newJoinOp(cfg, clock)
+	now := clock.Now()
+	for k := range 50 {
+		key := appendKey(nil, types.BigIntValue(int64(k)))
+		b := o.sides[k%2].bucket(key)
+		written := now.UnixMicro()
+		if k%5 == 0 {
+			written = now.Add(-2 * time.Hour).UnixMicro()
+		}
+		b.recs = append(b.recs, &joinRecord{row: types.Row{types.BigIntValue(int64(k))}, written: written})
+		o.sides[k%2].rows++
+	}
+	if err := o.onTimer(context.Background(), now, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.measureState().Groups; got != 40 {
+		t.Fatalf("%d rows after the sweep, want 40", got)
+	}
+	for _, side := range o.sides {
+		n := 0
+		for _, bs := range side.byKG {
+			n += len(bs)
+		}
+		if n != len(side.buckets) {
+			t.Fatalf("%d buckets by key group, %d by key", n, len(side.buckets))
+		}
+	}
+}
