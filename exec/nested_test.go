@@ -242,3 +242,23 @@ func TestUnnest(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONFunctionsOverNestedValues builds JSON out of nested values (constructors
+// nested in one another are inserted as JSON, not as strings) and reads it back.
+func TestJSONFunctionsOverNestedValues(t *testing.T) {
+	got := runSelect(t, nestedRawTable(t)+`SELECT id,
+  JSON_OBJECT('id' VALUE id, KEY 'r' VALUE r, 'tags' VALUE JSON_ARRAY(tags[1], tags[2] NULL ON NULL)),
+  JSON_VALUE(JSON_OBJECT('a' VALUE r.a), '$.a' RETURNING INT) + 1,
+  JSON_VALUE('{"a": "x"}', '$.a' RETURNING INT),
+  STR_TO_MAP('x=1,y')['x'], JSON_ARRAY(props['k'], r.b.c)
+FROM raw;`)
+	want := []string{
+		`+I(1, {"id":1,"r":{"a":1,"b":{"c":"x","d":[1,2,3]}},"tags":["a","b"]}, 2, NULL, 1, [10,"x"])`,
+		`+I(2, {"id":2,"r":null,"tags":[null,null]}, NULL, NULL, 1, [])`,
+		`+I(3, {"id":3,"r":{"a":3,"b":null},"tags":[null,null]}, 4, NULL, 1, [])`,
+		`+I(4, {"id":4,"r":null,"tags":[null,null]}, NULL, NULL, 1, [])`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

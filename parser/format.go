@@ -760,6 +760,9 @@ func (f *formatter) call(e *FuncCall) {
 		return ok
 	}
 	special := !e.Distinct && !e.Star
+	if f.formatJSONCall(e) { // json.go
+		return
+	}
 	switch {
 	case special && e.Name == "EXTRACT" && len(args) == 2 && timeUnitAt(0):
 		f.WriteString("EXTRACT(")

@@ -487,6 +487,8 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 		return l.emitWindowTVF(i, hi)
 	case w == "UNNEST" && isCall && l.inFromList():
 		return l.emitUnnest(i, hi)
+	case isCall && l.jsonCall(i, hi):
+		return l.emitJSONCall(i, hi) // json.go
 	case niladicFuncs[w] && !isCall:
 		l.emitLeaf(i, &leaf{kind: leafFunc, pos: t.pos, fn: funcShape{name: w, niladic: true}})
 		l.emit("(", i)

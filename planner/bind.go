@@ -262,7 +262,7 @@ func (b *binder) bindCall(c *parser.FuncCall) (Expr, error) {
 		}
 		return nil, wrapAt(pos, ErrTypeMismatch, err, "")
 	}
-	return &Call{Func: f.Name, Args: args, T: t}, nil
+	return jsonMembers(c, &Call{Func: f.Name, Args: args, T: t}) // nested.go
 }
 
 var legacyWindowFuncs = map[string]bool{"TUMBLE": true, "HOP": true, "SESSION": true, "CUMULATE": true}

@@ -147,7 +147,7 @@ func formatNested(c *Call, args []string) (string, bool) {
 	case c.Func == "ARRAY" || c.Func == "MAP":
 		return c.Func + "[" + strings.Join(args, ", ") + "]", true
 	}
-	return "", false
+	return formatJSON(c, args)
 }
 
 // checkFormatTypes refuses, at the column's type, a physical column the table's format
@@ -178,4 +178,64 @@ func checkFormatTypes(ct *parser.CreateTable, vo *validatedOptions) error {
 		}
 	}
 	return nil
+}
+
+// jsonMembers checks the values of a JSON_OBJECT or JSON_ARRAY call (ast) and marks, in
+// its first argument, those that are themselves JSON_OBJECT or JSON_ARRAY calls, which
+// Flink inserts as JSON rather than as strings, so that the constructors nest. Other
+// calls are returned as they are.
+func jsonMembers(ast *parser.FuncCall, c *Call) (Expr, error) {
+	if c.Func != "JSON_OBJECT" && c.Func != "JSON_ARRAY" || len(c.Args) == 0 {
+		return c, nil
+	}
+	mode, ok := c.Args[0].(*Literal)
+	if !ok || mode.Value.IsNull() {
+		return c, nil
+	}
+	onNull, _, ok := funcs.ParseJSONMode(mode.Value.Str())
+	if !ok {
+		return c, nil
+	}
+	var raw []bool
+	for i := 1; i < len(c.Args); i++ {
+		if c.Func == "JSON_OBJECT" && i%2 == 1 {
+			continue // a key
+		}
+		if t := c.Args[i].Type(); !funcs.JSONEncodable(t) {
+			return nil, errAt(ast.Args[i].Pos(), ErrUnsupported, "unsupported: %s of a value of type %s (pipesql writes numbers, BOOLEAN, strings, and ARRAY, MAP and ROW of them, as JSON)", c.Func, t.Nullable())
+		}
+		n, ok := c.Args[i].(*Call)
+		raw = append(raw, ok && (n.Func == "JSON_OBJECT" || n.Func == "JSON_ARRAY"))
+	}
+	args := append([]Expr{&Literal{Value: types.StringValue(funcs.JSONMode(onNull, raw)), T: mode.T}}, c.Args[1:]...)
+	return &Call{Func: c.Func, Args: args, T: c.T}, nil
+}
+
+// formatJSON prints JSON_OBJECT and JSON_ARRAY calls in their SQL syntax.
+func formatJSON(c *Call, args []string) (string, bool) {
+	if c.Func != "JSON_OBJECT" && c.Func != "JSON_ARRAY" || len(c.Args) == 0 {
+		return "", false
+	}
+	mode, ok := c.Args[0].(*Literal)
+	if !ok || mode.Value.IsNull() {
+		return "", false
+	}
+	onNull, _, ok := funcs.ParseJSONMode(mode.Value.Str())
+	if !ok {
+		return "", false
+	}
+	var members []string
+	for i := 1; i < len(args); i++ {
+		if c.Func == "JSON_OBJECT" && i+1 < len(args) {
+			members = append(members, "KEY "+args[i]+" VALUE "+args[i+1])
+			i++
+			continue
+		}
+		members = append(members, args[i])
+	}
+	s := c.Func + "(" + strings.Join(members, ", ")
+	if len(members) > 0 {
+		s += " "
+	}
+	return s + onNull + " ON NULL)", true
 }
