@@ -448,7 +448,8 @@ type Subscript struct {
 	Index Expr
 }
 
-// FieldAccess is x.field where x is not a name (a field of an element, a[1].f). A
+// FieldAccess is x.field where x is not a name: a field of an element (a[1].f), of a
+// call's result (f(x).f) or of a parenthesized expression ((CAST(r AS ROW<f INT>)).f). A
 // dotted name such as t.r.f stays an Ident: which of its parts is the column is for
 // the planner to resolve.
 type FieldAccess struct {

@@ -388,7 +388,7 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 				l.emitLeaf(i, &leaf{kind: leafQuery, pos: t.pos, query: q})
 				return m + 1, nil
 			}
-			if m+1 < hi && p.toks[m+1].isOp("[") && !p.toks[i+1].is("SELECT") {
+			if m+1 < hi && l.postfixAt(m+1, hi) && !p.toks[i+1].is("SELECT") {
 				return l.emitPostfix(i, m+1, hi)
 			}
 			if err := p.enterAt(t); err != nil {
@@ -663,7 +663,7 @@ func (l *lowering) emitNameOrCall(i, hi, level int) (int, error) {
 		if len(parts) > 1 {
 			return 0, unsupportedErr(t.pos, "qualified function names are not supported")
 		}
-		if m := p.match[j]; m > j && m+1 < hi && p.toks[m+1].isOp("[") {
+		if m := p.match[j]; m > j && m+1 < hi && l.postfixAt(m+1, hi) {
 			return l.emitPostfix(i, m+1, hi)
 		}
 		return l.emitCall(i, j, hi, level, strings.ToUpper(parts[0]))
@@ -707,7 +707,7 @@ func (l *lowering) emitPostfixOf(lo int, x Expr, k, hi int) (int, error) {
 			x = &Subscript{At: t.pos, X: x, Index: idx}
 			k = c + 1
 			continue
-		case t.isOp(".") && k > lo && p.toks[k-1].isOp("]"):
+		case t.isOp(".") && k > lo:
 			f := l.tok(k+1, hi)
 			if f.kind != tokWord && f.kind != tokQuoted {
 				return 0, p.errExpectedAt(f, "a field name")
@@ -719,6 +719,20 @@ func (l *lowering) emitPostfixOf(lo int, x Expr, k, hi int) (int, error) {
 		l.emitLeaf(lo, &leaf{kind: leafExpr, pos: x.Pos(), expr: x})
 		return k, nil
 	}
+}
+
+// postfixAt reports whether an element access [i] or a field access .f starts at k,
+// right after a call or a parenthesized expression.
+func (l *lowering) postfixAt(k, hi int) bool {
+	t := l.p.toks[k]
+	if t.isOp("[") {
+		return true
+	}
+	if !t.isOp(".") || k+1 >= hi {
+		return false
+	}
+	f := l.p.toks[k+1]
+	return f.kind == tokWord || f.kind == tokQuoted
 }
 
 // bracket returns the index of the ']' closing the '[' at i, which must lie before hi.

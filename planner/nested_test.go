@@ -46,6 +46,8 @@ func TestNestedTypes(t *testing.T) {
 		{"SELECT e.r.b.c, r.b.d FROM ev AS e", "c STRING, d ARRAY<INT>"},
 		{"SELECT r.b.d[1], tags[id], props['k'] FROM ev", "EXPR$0 INT, EXPR$1 STRING, EXPR$2 BIGINT"},
 		{"SELECT CARDINALITY(tags), ELEMENT(r.b.d) FROM ev", "EXPR$0 INT, EXPR$1 INT"},
+		{"SELECT (CAST(r AS ROW<x INT, y ROW<z STRING, w ARRAY<INT>>>)).y.z AS z, ROW(id, 'a').`EXPR$1` AS e, (r).b.d[1] AS d FROM ev",
+			"z STRING, e CHAR(1) NOT NULL, d INT"},
 		{"SELECT ARRAY[id, 1], MAP['a', id], ROW(id, 'x'), (1, 2) FROM ev",
 			"EXPR$0 ARRAY<BIGINT> NOT NULL, EXPR$1 MAP<CHAR(1) NOT NULL, BIGINT> NOT NULL, " +
 				"EXPR$2 ROW<`EXPR$0` BIGINT, `EXPR$1` CHAR(1) NOT NULL> NOT NULL, EXPR$3 ROW<`EXPR$0` INT NOT NULL, `EXPR$1` INT NOT NULL> NOT NULL"},
