@@ -26,7 +26,11 @@
 // arguments, INTERVAL literals with plural and range units, typed literals, CAST to Flink
 // types, agg(x) FILTER (WHERE c), FLOOR/CEIL(x TO unit), EXTRACT(unit FROM x),
 // SUBSTRING(s FROM a FOR b), TRIM(BOTH c FROM s), POSITION(a IN b), the || operator,
-// niladic functions such as CURRENT_TIMESTAMP, FULL JOIN, and WITH clauses. Words that
+// niladic functions such as CURRENT_TIMESTAMP, FULL JOIN, WITH clauses, the nested-type
+// syntax (ARRAY[...], MAP[...], element access x[i] and field access after it, UNNEST(...)
+// [WITH ORDINALITY] AS t(cols) in FROM) and the SQL/JSON forms of JSON_OBJECT, JSON_ARRAY
+// and JSON_VALUE ... RETURNING (json.go). A dotted name stays one Ident: whether t.r.f is
+// a column of t and its field or a column's two fields is for the planner. Words that
 // are MySQL keywords but not Flink ones (KEY, STATUS, DIV) stay identifiers.
 //
 // Hints are tokens, not comments: OPTIONS('k' = 'v') right after a table name (in FROM,

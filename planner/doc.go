@@ -51,6 +51,14 @@
 // attribute with the rank not selected, a Deduplicate (rank.go). Both are updating but
 // for keeping the first row by processing time. Any other OVER is refused at its OVER.
 //
+// Nested values (nested.go, unnest.go): a dotted name is resolved as Calcite resolves it,
+// the table qualifier first, then the column, then the fields of its ROW type, and a field
+// is read by a "." call holding the field's position; a[i] and m[k] are ITEM calls, the
+// constructors ARRAY, MAP and ROW calls of those names, all printed as SQL by EXPLAIN.
+// FROM t CROSS JOIN UNNEST(t.arr) is a Correlate node over t's plan: stateless, it keeps
+// its input's changelog and time attributes. CREATE TABLE refuses a nested column its
+// format cannot read (csv has no MAP).
+//
 // An OPTIONS hint on a table in FROM or INSERT INTO (Flink's dynamic table options) is
 // merged over the table's WITH options for that one scan or sink, which is validated
 // again as CREATE TABLE is (hints.go); EXPLAIN shows it as hints=[OPTIONS(...)].
