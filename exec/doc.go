@@ -15,8 +15,9 @@
 // it the Calc nodes (computed columns, filters, projections) and the WatermarkAssigner
 // right above the scan. Fusing puts the watermark where the split (Kafka partition, file)
 // of each row is known. Every other operator (window aggregate, group aggregate, window
-// table function, the Correlate of an UNNEST, a later Calc) runs in a task of its own, so that decoding and
-// aggregating use two cores; the sink or the collect callback is the last task.
+// table function, the Correlate of an UNNEST, a later Calc) runs in a task of its own,
+// so that decoding and aggregating use two cores; the sink or the collect callback is
+// the last task.
 //
 // # Event time
 //
