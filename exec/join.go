@@ -131,7 +131,7 @@ type joinRecord struct {
 type joinBucket struct {
 	key  string
 	kg   uint16
-	recs []*joinRecord
+	recs []joinRecord // values, not pointers: one allocation per growth, little for the GC to scan
 }
 
 // joinSide is the state of one input.
@@ -180,9 +180,9 @@ func (o *joinOp) expired(rec *joinRecord, now int64) bool {
 // dropExpired removes the expired rows of b; it reports whether it removed any.
 func (o *joinOp) dropExpired(side *joinSide, b *joinBucket, now int64) bool {
 	kept := b.recs[:0]
-	for _, rec := range b.recs {
-		if !o.expired(rec, now) {
-			kept = append(kept, rec)
+	for i := range b.recs {
+		if rec := &b.recs[i]; !o.expired(rec, now) {
+			kept = append(kept, *rec)
 		}
 	}
 	if len(kept) == len(b.recs) {
@@ -294,7 +294,8 @@ func (o *joinOp) processInput(ctx context.Context, s int, b batch, out *outbox) 
 				if o.cfg.ttl > 0 {
 					o.dropExpired(other, ob, now)
 				}
-				for _, rec := range ob.recs {
+				for r := range ob.recs {
+					rec := &ob.recs[r]
 					j := o.pair(s, row, rec.row)
 					if o.cfg.where != nil {
 						pass, err := o.cfg.where(j)
@@ -331,7 +332,7 @@ func (o *joinOp) processInput(ctx context.Context, s int, b batch, out *outbox) 
 			continue // never matches: not kept
 		}
 		bk := me.bucket(key)
-		bk.recs = append(bk.recs, &joinRecord{row: row, matches: matches, written: now})
+		bk.recs = append(bk.recs, joinRecord{row: row, matches: matches, written: now})
 		me.rows++
 		me.changed.set(bk.kg)
 	}
@@ -414,7 +415,7 @@ func (o *joinOp) restoreState(r stateReader) error {
 				if d.err == nil && len(row) != o.cfg.widths[s] {
 					d.fail("a row of %d columns, want %d", len(row), o.cfg.widths[s])
 				}
-				b.recs = append(b.recs, &joinRecord{row: row, matches: d.varint(), written: d.varint()})
+				b.recs = append(b.recs, joinRecord{row: row, matches: d.varint(), written: d.varint()})
 				side.rows++
 			}
 		}

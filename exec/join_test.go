@@ -462,7 +462,7 @@ func TestJoinStateTTLSweep(t *testing.T) {
 		if k%5 == 0 {
 			written = now.Add(-2 * time.Hour).UnixMicro()
 		}
-		b.recs = append(b.recs, &joinRecord{row: types.Row{types.BigIntValue(int64(k))}, written: written})
+		b.recs = append(b.recs, joinRecord{row: types.Row{types.BigIntValue(int64(k))}, written: written})
 		o.sides[k%2].rows++
 	}
 	if err := o.onTimer(context.Background(), now, nil); err != nil {
