@@ -179,8 +179,14 @@ func (c *Collector) collectJob(e *emitter, t *Tracker, s JobStatus, m exec.Metri
 
 	srcLabels := with(jobLabels, "pipeline", "table")
 	splitLabels := with(srcLabels, "split")
+	seenSrc := map[string]int{}
 	for _, src := range m.Sources {
-		sl := with(jl, strconv.Itoa(src.Pipeline), src.Table)
+		pipeline, table := strconv.Itoa(src.Pipeline), src.Table
+		if n := seenSrc[pipeline+"\x00"+table]; n > 0 {
+			table = fmt.Sprintf("%s %d", table, n+1) // a table read twice in one pipeline (a self-join)
+		}
+		seenSrc[pipeline+"\x00"+src.Table]++
+		sl := with(jl, pipeline, table)
 		e.counter("pipesql_source_records_total", "Rows the source's connector returned.", srcLabels, sl, float64(src.RecordsRead))
 		e.counter("pipesql_source_skipped_records_total", "Records the format could not decode and skipped.", srcLabels, sl, float64(src.Skipped))
 		e.counter("pipesql_source_null_rowtime_records_total", "Rows dropped because their event time was NULL.", srcLabels, sl, float64(src.NullRowtime))
