@@ -447,6 +447,12 @@ func lineage(n Node, col int) string {
 		return lineage(x.Input, col)
 	case *Exchange:
 		return lineage(x.Input, col)
+	case *Correlate:
+		if w := len(x.Input.Schema()); col >= w {
+			arg := formatExpr(x.Arg, func(c *ColumnRef) string { return lineage(x.Input, c.Index) })
+			return fmt.Sprintf("unnest(%s,ordinality=%v,left=%v)[%d]", arg, x.Ordinality, x.Left, col-w)
+		}
+		return lineage(x.Input, col)
 	case *Join:
 		if w := len(x.Left.Schema()); col >= w {
 			return lineage(x.Right, col-w)

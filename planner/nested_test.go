@@ -110,3 +110,23 @@ func itoa(n int) string {
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
 }
+
+// TestFingerprintOfUnnestedKeys: an aggregate keyed by unnested elements must not resume
+// from the state of one keyed by the elements of another collection.
+func TestFingerprintOfUnnestedKeys(t *testing.T) {
+	s := mustSession(t, nestedDDL)
+	fp := func(q string) string { return mustPlan(t, s, q).Fingerprint }
+	a := fp(`SELECT x, COUNT(*) FROM ev CROSS JOIN UNNEST(tags) AS u(x) GROUP BY x`)
+	if b := fp(`SELECT y, COUNT(*) AS n FROM ev CROSS JOIN UNNEST(tags) AS u(y) GROUP BY y`); a != b {
+		t.Error("renaming the unnested column changed the fingerprint")
+	}
+	for _, q := range []string{
+		`SELECT x, COUNT(*) FROM ev CROSS JOIN UNNEST(ARRAY[r.b.c]) AS u(x) GROUP BY x`,
+		`SELECT x, COUNT(*) FROM ev LEFT JOIN UNNEST(tags) AS u(x) ON TRUE GROUP BY x`,
+		`SELECT k, COUNT(*) FROM ev CROSS JOIN UNNEST(props) AS m(k, v) GROUP BY k`,
+	} {
+		if fp(q) == a {
+			t.Errorf("fingerprint unchanged for\n%s", q)
+		}
+	}
+}
