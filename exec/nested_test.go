@@ -262,3 +262,19 @@ FROM raw;`)
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestUnnestOfAnUpdatingInput: each change of an input row is the same change of every
+// row unnested from it.
+func TestUnnestOfAnUpdatingInput(t *testing.T) {
+	got := runSelect(t, unnestTable(t)+`SELECT k, x FROM (SELECT id > 2 AS k, COUNT(*) AS n FROM tagged GROUP BY id > 2)
+CROSS JOIN UNNEST(ARRAY[n, n * 10]) AS u(x);`)
+	want := []string{
+		"+I(FALSE, 1)", "+I(FALSE, 10)",
+		"-U(FALSE, 1)", "-U(FALSE, 10)", "+U(FALSE, 2)", "+U(FALSE, 20)",
+		"+I(TRUE, 1)", "+I(TRUE, 10)",
+		"-U(TRUE, 1)", "-U(TRUE, 10)", "+U(TRUE, 2)", "+U(TRUE, 20)",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
