@@ -157,7 +157,7 @@ func (l *lowering) jsonValue(i, m int) (Expr, error) {
 		}
 		for k := end; k < hi; {
 			t := p.toks[k]
-			if t.is("NULL") && p.toks[k+1].is("ON") && (p.toks[k+2].is("EMPTY") || p.toks[k+2].is("ERROR")) && k+2 < hi {
+			if k+2 < hi && t.is("NULL") && p.toks[k+1].is("ON") && (p.toks[k+2].is("EMPTY") || p.toks[k+2].is("ERROR")) {
 				k += 3
 				continue
 			}
