@@ -449,10 +449,12 @@ func TestStopWithSavepointAndResume(t *testing.T) {
 	if err := j.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// Run returns once the savepoint is written, which may be before the goroutine that
+	// asked for it has passed its path on: wait for it (an error there sends "").
 	var path string
 	select {
 	case path = <-spPath:
-	default:
+	case <-time.After(time.Minute):
 		t.Fatal("the job finished before it was stopped")
 	}
 	if path == "" || filepath.Dir(path) != spDir {
