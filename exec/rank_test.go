@@ -460,31 +460,7 @@ func TestTopNStopWithSavepointAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var once sync.Once
-	spPath := make(chan string, 1)
-	j.failHook = func(_ int, op string) error {
-		if op == "rank" && j.Metrics().Checkpoints.Completed >= 1 {
-			once.Do(func() {
-				go func() {
-					p, err := j.StopWithSavepoint(context.Background(), spDir)
-					if err != nil {
-						t.Error(err)
-					}
-					spPath <- p
-				}()
-			})
-		}
-		return nil
-	}
-	if err := j.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	var path string
-	select {
-	case path = <-spPath:
-	default:
-		t.Fatal("the job finished before it was stopped")
-	}
+	path := runStoppedHalfway(t, j, "rank", 1, spDir)
 	read := j.Metrics().Sources[0].RecordsRead
 	if read >= 20000 || read == 0 {
 		t.Fatalf("the first run read %d of 20000 rows; the test needs it stopped halfway", read)

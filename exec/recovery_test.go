@@ -420,23 +420,19 @@ func TestFailedCheckpointsTolerated(t *testing.T) {
 // (given as file:/path) with a fresh checkpoint store: the output is exactly the truth.
 // A changed query is then refused on that savepoint, naming the operator and both
 // descriptions, unless non-restored state is allowed.
-func TestStopWithSavepointAndResume(t *testing.T) {
-	fx := writeDAUFixture(t, 40000, 4)
-	out, spDir := t.TempDir(), t.TempDir()
-	clock := newStepClock(20 * time.Millisecond)
-	clock.autoAdvance(100 * time.Millisecond)
-	store1 := state.NewMemory(state.Options{})
-	j, err := NewJob(fx.job(t, out, "'execution.checkpointing.interval' = '100 ms'"), Options{Clock: clock, Store: store1, JobKey: "dau"})
-	if err != nil {
-		t.Fatal(err)
-	}
+// runStoppedHalfway runs j and, once it has completed minCheckpoints checkpoints and
+// operator op is about to process a batch, stops it with a savepoint in dir, as a user
+// would from another goroutine. It returns the savepoint's path, "" when the stop
+// failed (reported as a test error).
+func runStoppedHalfway(t *testing.T, j *Job, op string, minCheckpoints int64, dir string) string {
+	t.Helper()
 	var once sync.Once
 	spPath := make(chan string, 1)
-	j.failHook = func(_ int, op string) error {
-		if op == "window aggregate" && j.Metrics().Checkpoints.Completed >= 2 {
+	j.failHook = func(_ int, name string) error {
+		if name == op && j.Metrics().Checkpoints.Completed >= minCheckpoints {
 			once.Do(func() {
 				go func() {
-					p, err := j.StopWithSavepoint(context.Background(), "file://"+spDir)
+					p, err := j.StopWithSavepoint(context.Background(), dir)
 					if err != nil {
 						t.Error(err)
 					}
@@ -450,13 +446,27 @@ func TestStopWithSavepointAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Run returns once the savepoint is written, which may be before the goroutine that
-	// asked for it has passed its path on: wait for it (an error there sends "").
-	var path string
+	// asked for it has passed its path on: wait for it.
 	select {
-	case path = <-spPath:
+	case p := <-spPath:
+		return p
 	case <-time.After(time.Minute):
 		t.Fatal("the job finished before it was stopped")
 	}
+	return ""
+}
+
+func TestStopWithSavepointAndResume(t *testing.T) {
+	fx := writeDAUFixture(t, 40000, 4)
+	out, spDir := t.TempDir(), t.TempDir()
+	clock := newStepClock(20 * time.Millisecond)
+	clock.autoAdvance(100 * time.Millisecond)
+	store1 := state.NewMemory(state.Options{})
+	j, err := NewJob(fx.job(t, out, "'execution.checkpointing.interval' = '100 ms'"), Options{Clock: clock, Store: store1, JobKey: "dau"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := runStoppedHalfway(t, j, "window aggregate", 2, "file://"+spDir)
 	if path == "" || filepath.Dir(path) != spDir {
 		t.Fatalf("savepoint at %q, want it under %s", path, spDir)
 	}
