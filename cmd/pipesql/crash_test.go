@@ -207,52 +207,15 @@ func TestCrashRecoveryExactlyOnce(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 
-	killed, inCommit := 0, 0
-	for round := 0; round < 10; round++ {
-		r := startCrashRun(t, env, "run", job)
-		// Every round waits for a checkpoint commit to begin, so that each run gets
-		// somewhere. Odd rounds kill inside the first or second commit of the run; even
-		// rounds at a random moment up to 100 ms after the first began, inside it or after.
-		duringCommit := round%2 == 1
-		commits := 1
-		if duringCommit {
-			commits += rng.IntN(2)
+	// Every round waits for a checkpoint commit to begin, so that each run gets somewhere.
+	// Odd rounds kill inside the first or second commit of the run; even rounds at a
+	// random moment up to 100 ms after the first began, inside it or after.
+	killed, inCommit := crashRounds(t, env, job, 10, func(round int) killPlan {
+		if round%2 == 1 {
+			return killPlan{commits: 1 + rng.IntN(2), inCommit: true}
 		}
-		ended := false
-		for ; !ended && commits > 0; commits-- {
-			select {
-			case <-r.commits:
-			case <-r.done:
-				ended = true
-			case <-time.After(time.Minute):
-				r.kill(t)
-				t.Fatalf("round %d: no checkpoint committed within a minute\nstderr: %s", round, r.stderr.String())
-			}
-		}
-		if !ended && !duringCommit {
-			select {
-			case <-time.After(time.Duration(rng.IntN(100)) * time.Millisecond):
-			case <-r.done:
-				ended = true
-			}
-		}
-		if ended {
-			if code := r.exitCode(); code != 0 {
-				t.Fatalf("round %d: exit %d\nstderr: %s", round, code, r.stderr.String())
-			}
-			t.Logf("round %d: the job finished before the kill", round)
-			break
-		}
-		r.kill(t)
-		killed++
-		if duringCommit {
-			inCommit++
-		}
-		t.Logf("round %d: killed (inside a commit: %v); latest checkpoint %d", round, duringCommit, latestCheckpoint(t, ckpt))
-		if strings.Contains(r.stderr.String(), "level=ERROR") {
-			t.Fatalf("round %d: errors before the kill:\n%s", round, r.stderr.String())
-		}
-	}
+		return killPlan{commits: 1, delay: time.Duration(rng.IntN(100)) * time.Millisecond}
+	}, func(round int) string { return fmt.Sprintf("latest checkpoint %d", latestCheckpoint(t, ckpt)) })
 	if latest := latestCheckpoint(t, ckpt); latest < 3 {
 		t.Fatalf("the killed runs completed only %d checkpoints: they did not resume from each other's", latest)
 	}
@@ -268,6 +231,66 @@ func TestCrashRecoveryExactlyOnce(t *testing.T) {
 		t.Fatalf("only %d kills (%d inside a commit) happened before the job finished: the input is too small to test recovery", killed, inCommit)
 	}
 	compareDAU(t, "after crashes", readDAUOutput(t, out), truth)
+}
+
+// killPlan is when one round of a crash test kills its run: right when the commits-th
+// checkpoint commit of the run is announced (inside that commit) when inCommit, else
+// delay after it.
+type killPlan struct {
+	commits  int
+	inCommit bool
+	delay    time.Duration
+}
+
+// crashRounds runs job up to rounds times, SIGKILLing each run as plan says, and stops
+// early when a run finishes by itself (which must then exit 0). It returns how many runs
+// it killed, and how many of them inside a commit. after, when set, describes the state
+// after each kill for the log.
+func crashRounds(t *testing.T, env []string, job string, rounds int, plan func(round int) killPlan, after func(round int) string) (killed, inCommit int) {
+	t.Helper()
+	for round := range rounds {
+		p := plan(round)
+		r := startCrashRun(t, env, "run", job)
+		ended := false
+		for n := p.commits; !ended && n > 0; n-- {
+			select {
+			case <-r.commits:
+			case <-r.done:
+				ended = true
+			case <-time.After(time.Minute):
+				r.kill(t)
+				t.Fatalf("round %d: no checkpoint committed within a minute\nstderr: %s", round, r.stderr.String())
+			}
+		}
+		if !ended && !p.inCommit {
+			select {
+			case <-time.After(p.delay):
+			case <-r.done:
+				ended = true
+			}
+		}
+		if ended {
+			if code := r.exitCode(); code != 0 {
+				t.Fatalf("round %d: exit %d\nstderr: %s", round, code, r.stderr.String())
+			}
+			t.Logf("round %d: the job finished before the kill", round)
+			return killed, inCommit
+		}
+		r.kill(t)
+		killed++
+		if p.inCommit {
+			inCommit++
+		}
+		state := ""
+		if after != nil {
+			state = "; " + after(round)
+		}
+		t.Logf("round %d: killed (inside a commit: %v)%s", round, p.inCommit, state)
+		if strings.Contains(r.stderr.String(), "level=ERROR") {
+			t.Fatalf("round %d: errors before the kill:\n%s", round, r.stderr.String())
+		}
+	}
+	return killed, inCommit
 }
 
 // latestCheckpoint is the id of the latest checkpoint of the crash job, 0 for none.

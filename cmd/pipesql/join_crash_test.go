@@ -80,38 +80,9 @@ INSERT INTO joined SELECT o.order_id, c.name, o.amount FROM orders o JOIN custom
 		t.Fatal(err)
 	}
 	env := []string{engine.CommitDelayEnv + "=30ms"}
-	killed := 0
-	for round := range 6 {
-		r := startCrashRun(t, env, "run", job)
-		ended := false
-		select {
-		case <-r.commits:
-		case <-r.done:
-			ended = true
-		case <-time.After(time.Minute):
-			r.kill(t)
-			t.Fatalf("round %d: no checkpoint committed within a minute\nstderr: %s", round, r.stderr.String())
-		}
-		if !ended {
-			select {
-			case <-time.After(time.Duration(rng.IntN(150)) * time.Millisecond):
-			case <-r.done:
-				ended = true
-			}
-		}
-		if ended {
-			if code := r.exitCode(); code != 0 {
-				t.Fatalf("round %d: exit %d\nstderr: %s", round, code, r.stderr.String())
-			}
-			t.Logf("round %d: the job finished before the kill", round)
-			break
-		}
-		r.kill(t)
-		killed++
-		if strings.Contains(r.stderr.String(), "level=ERROR") {
-			t.Fatalf("round %d: errors before the kill:\n%s", round, r.stderr.String())
-		}
-	}
+	killed, _ := crashRounds(t, env, job, 6, func(int) killPlan {
+		return killPlan{commits: 1, delay: time.Duration(rng.IntN(150)) * time.Millisecond}
+	}, nil)
 	r := startCrashRun(t, env, "run", job)
 	r.wait(t, 2*time.Minute)
 	if code := r.exitCode(); code != 0 {
