@@ -298,31 +298,16 @@ INSERT INTO joined SELECT o.order_id, c.name FROM orders o JOIN customers c ON o
 func (f joinFixture) check(t *testing.T, out string) {
 	t.Helper()
 	got := map[string]int{}
-	entries, err := os.ReadDir(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") {
-			continue
+	lines, files := publishedLines(t, out)
+	for i, line := range lines {
+		var r struct {
+			OrderID int64  `json:"order_id"`
+			Name    string `json:"name"`
 		}
-		data, err := os.ReadFile(filepath.Join(out, e.Name()))
-		if err != nil {
-			t.Fatal(err)
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%s: %q: %v", files[i], line, err)
 		}
-		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-			if line == "" {
-				continue
-			}
-			var r struct {
-				OrderID int64  `json:"order_id"`
-				Name    string `json:"name"`
-			}
-			if err := json.Unmarshal([]byte(line), &r); err != nil {
-				t.Fatalf("%s: %q: %v", e.Name(), line, err)
-			}
-			got[fmt.Sprintf("%d,%s", r.OrderID, r.Name)]++
-		}
+		got[fmt.Sprintf("%d,%s", r.OrderID, r.Name)]++
 	}
 	bad := 0
 	for k, n := range f.truth {

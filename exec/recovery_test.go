@@ -156,11 +156,10 @@ GROUP BY window_start, window_end, app;
 	return planSQL(t, b.String())
 }
 
-// readDAU reads the visible part files of a filesystem sink, failing on a window
-// written twice.
-func readDAU(t *testing.T, dir string) map[string][2]int {
+// publishedLines returns the lines of the visible part files of a filesystem sink in
+// dir (files being written start with '.'), each with the name of its file.
+func publishedLines(t *testing.T, dir string) (lines, files []string) {
 	t.Helper()
-	got := map[string][2]int{}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -174,24 +173,35 @@ func readDAU(t *testing.T, dir string) map[string][2]int {
 			t.Fatal(err)
 		}
 		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-			if line == "" {
-				continue
+			if line != "" {
+				lines, files = append(lines, line), append(files, e.Name())
 			}
-			var r struct {
-				Day    string `json:"day"`
-				App    string `json:"app"`
-				DAU    int    `json:"dau"`
-				Events int    `json:"events"`
-			}
-			if err := json.Unmarshal([]byte(line), &r); err != nil {
-				t.Fatalf("%s: %q: %v", e.Name(), line, err)
-			}
-			key := r.Day + "," + r.App
-			if _, dup := got[key]; dup {
-				t.Errorf("window %s written twice", key)
-			}
-			got[key] = [2]int{r.DAU, r.Events}
 		}
+	}
+	return lines, files
+}
+
+// readDAU reads the visible part files of a filesystem sink, failing on a window
+// written twice.
+func readDAU(t *testing.T, dir string) map[string][2]int {
+	t.Helper()
+	got := map[string][2]int{}
+	lines, files := publishedLines(t, dir)
+	for i, line := range lines {
+		var r struct {
+			Day    string `json:"day"`
+			App    string `json:"app"`
+			DAU    int    `json:"dau"`
+			Events int    `json:"events"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%s: %q: %v", files[i], line, err)
+		}
+		key := r.Day + "," + r.App
+		if _, dup := got[key]; dup {
+			t.Errorf("window %s written twice", key)
+		}
+		got[key] = [2]int{r.DAU, r.Events}
 	}
 	return got
 }
