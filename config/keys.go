@@ -62,7 +62,7 @@ const (
 	noMiniBatch   = "a batch is what a source read in one poll (see table.exec.mini-batch.enabled)"
 	noEmit        = "windows fire when the watermark passes their end, as Flink does without early or late firing"
 	noLookup      = "pipesql has no lookup joins"
-	oneCheckpoint = "pipesql takes one checkpoint at a time, and barriers never need aligning: every pipeline is a chain of single-input operators"
+	oneCheckpoint = "pipesql takes one checkpoint at a time, and an operator with several inputs (a join, a union) always aligns their barriers"
 	noJars        = "pipesql has no user-defined functions or connectors from jars"
 )
 

@@ -53,9 +53,9 @@ type CheckpointConfig struct {
 	// one checkpoint and the start of the next; the next starts at the first interval
 	// tick after the pause.
 	MinPause time.Duration
-	// AtLeastOnce is execution.checkpointing.mode = AT_LEAST_ONCE. Every pipeline is a
-	// chain of operators with one input each, so barriers never need aligning and both
-	// modes give exactly-once state; the mode is accepted for compatibility.
+	// AtLeastOnce is execution.checkpointing.mode = AT_LEAST_ONCE. An operator with
+	// several inputs (a join, a union) aligns their barriers in either mode, so both give
+	// exactly-once state; the mode is accepted for compatibility.
 	AtLeastOnce bool
 	// NumRetained is execution.checkpointing.num-retained (state.checkpoints.num-retained),
 	// 1 by default: completed checkpoints kept. The store keeps one more, so that a
