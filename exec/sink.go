@@ -72,7 +72,13 @@ func (s *sinkOp) processBatch(ctx context.Context, b batch, _ *outbox) error {
 	return s.sink.Write(ctx, connectors.ChangeBatch{Kinds: kinds, Rows: b.rows})
 }
 
-func (s *sinkOp) processWatermark(context.Context, int64, *outbox) error { return nil }
+// processWatermark hands the watermark to a sink that acts on event time.
+func (s *sinkOp) processWatermark(ctx context.Context, wm int64, _ *outbox) error {
+	if ws, ok := s.sink.(connectors.WatermarkSink); ok {
+		return ws.Watermark(ctx, wm)
+	}
+	return nil
+}
 
 // snapshotState stages the sink's output for the checkpoint, or flushes it.
 func (s *sinkOp) snapshotState(ctx context.Context, w stateWriter) error {
