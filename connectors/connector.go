@@ -60,6 +60,10 @@ type Factory struct {
 	// SplitNoun is what the connector's splits are, in the plural, for messages such as
 	// "offsets of 3 partitions"; "" says "splits".
 	SplitNoun string
+	// Changelog returns the changelog mode of reading the table (see changelog.go); nil
+	// when the mode is the value format's (FormatFactory.Changelog), insert-only without
+	// a format.
+	Changelog func(t TableInfo) ChangelogMode
 
 	NewSource func(ctx context.Context, cfg SourceConfig) (Source, error) // nil when not readable
 	NewSink   func(ctx context.Context, cfg SinkConfig) (Sink, error)     // nil when not writable
@@ -136,6 +140,9 @@ func (k RowKind) String() string { return [...]string{"+I", "-U", "+U", "-D"}[k]
 type SourceBatch struct {
 	Split string
 	Rows  []types.Row
+	// Kinds is the change kind of each row, nil when every row is an insert (the only
+	// kind of an insert-only table); see ChangelogMode.
+	Kinds []RowKind
 }
 
 // Source reads one table. All methods are called from one goroutine, so Snapshot sees

@@ -26,6 +26,13 @@ type FormatFactory struct {
 	NewDecoder func(cols []ProducedColumn, opts map[string]string) (Decoder, error)
 	// NewEncoder returns an encoder of rows of schema.
 	NewEncoder func(schema types.Schema, opts map[string]string) (Encoder, error)
+	// Changelog is what the format's records say (debezium-json: AllChangesMode); its
+	// decoders implement ChangeDecoder when it is not InsertOnlyMode.
+	Changelog ChangelogMode
+	// Metadata are the metadata keys the format's records offer (debezium-json's
+	// source.timestamp), without a connector's prefix (Kafka offers them as
+	// 'value.source.timestamp'); its decoders implement MetadataDecoder when there are some.
+	Metadata []MetadataSpec
 }
 
 // Decoder turns one serialized record into a row. Implementations are not safe for

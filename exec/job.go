@@ -260,7 +260,8 @@ func (pc *pipelineCompiler) node(n planner.Node, isRoot bool) (connect func(to, 
 			if err != nil {
 				return nil, false, err
 			}
-			return func(to, port int) { src.to, src.port = to, port }, false, nil
+			updating := planner.ChangelogOf(n) != planner.InsertOnly
+			return func(to, port int) { src.to, src.port = to, port }, updating, nil
 		}
 	}
 	kids := n.Children()
@@ -299,7 +300,7 @@ func (pc *pipelineCompiler) node(n planner.Node, isRoot bool) (connect func(to, 
 		updating = updating || u
 	}
 	switch x := n.(type) {
-	case *planner.GroupAggregate, *planner.Rank:
+	case *planner.GroupAggregate, *planner.Rank, *planner.ChangelogNormalize:
 		updating = true
 	case *planner.Deduplicate:
 		updating = updating || x.Changelog() == planner.Updating

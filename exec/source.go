@@ -252,11 +252,11 @@ func (t *sourceTask) runValues(ctx context.Context) error {
 		rows = append(rows, row)
 	}
 	t.spec.metrics.in.add(len(rows))
-	rows, err := t.runStages(rows, nil)
+	rows, kinds, err := t.runStages(rows, nil, nil)
 	if err != nil {
 		return t.fail(err)
 	}
-	if err := t.out.emitBatch(ctx, batch{rows: rows}); err != nil {
+	if err := t.out.emitBatch(ctx, batch{rows: rows, kinds: kinds}); err != nil {
 		return err
 	}
 	if err := t.out.send(ctx, event{kind: eventWatermark, watermark: MaxWatermark}); err != nil {
@@ -272,6 +272,9 @@ func (t *sourceTask) process(ctx context.Context, sb connectors.SourceBatch, wid
 			return t.fail(fmt.Errorf("%w: split %s returned a row of %d columns, want %d", ErrBadRow, sb.Split, len(r), width))
 		}
 	}
+	if sb.Kinds != nil && len(sb.Kinds) != len(sb.Rows) {
+		return t.fail(fmt.Errorf("%w: split %s returned %d rows with %d change kinds", ErrBadRow, sb.Split, len(sb.Rows), len(sb.Kinds)))
+	}
 	n := len(sb.Rows)
 	t.spec.metrics.in.add(n)
 	t.spec.src.read.add(n)
@@ -281,59 +284,69 @@ func (t *sourceTask) process(ctx context.Context, sb connectors.SourceBatch, wid
 		sp.lastActive = now
 		sp.idle = false
 	}
-	rows, err := t.runStages(sb.Rows, sp)
+	rows, kinds, err := t.runStages(sb.Rows, sb.Kinds, sp)
 	if err != nil {
 		return t.fail(fmt.Errorf("split %s: %w", sb.Split, err))
 	}
-	return t.out.emitBatch(ctx, batch{rows: rows})
+	return t.out.emitBatch(ctx, batch{rows: rows, kinds: kinds})
 }
 
 // runStages runs the fused Calc and watermark stages over rows of one split (sp is nil
-// for Values, which have no split and no watermark).
-func (t *sourceTask) runStages(rows []types.Row, sp *splitState) ([]types.Row, error) {
+// for Values, which have no split and no watermark), keeping each row's change kind
+// (kinds nil: all inserts) with it.
+func (t *sourceTask) runStages(rows []types.Row, kinds []connectors.RowKind, sp *splitState) ([]types.Row, []connectors.RowKind, error) {
 	var err error
 	for _, st := range t.spec.stages {
 		if len(rows) == 0 {
-			return rows, nil
+			return rows, kinds, nil
 		}
 		switch {
 		case st.calc != nil:
-			rows, _, err = st.calc.apply(rows, nil)
+			rows, kinds, err = st.calc.apply(rows, kinds)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		case st.wm != nil && sp != nil:
-			rows, err = t.assignWatermark(st.wm, rows, sp)
+			rows, kinds, err = t.assignWatermark(st.wm, rows, kinds, sp)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	return rows, nil
+	return rows, kinds, nil
 }
 
 // assignWatermark raises the split's watermark to the largest value of the watermark
 // expression over rows, and drops rows whose event time is NULL: they cannot be placed
 // in event time. (Flink fails the job on them; one bad record should not stop a job that
 // would fail again on it after every restart, so pipesql counts them and warns once.)
-func (t *sourceTask) assignWatermark(p *watermarkProgram, rows []types.Row, sp *splitState) ([]types.Row, error) {
+// A delete (-D) with a NULL event time is kept: an upsert tombstone carries only its key.
+func (t *sourceTask) assignWatermark(p *watermarkProgram, rows []types.Row, kinds []connectors.RowKind, sp *splitState) ([]types.Row, []connectors.RowKind, error) {
 	kept := rows[:0]
+	keptKinds := kinds[:0]
 	maxTS := NoWatermark
 	nulls := 0
-	for _, r := range rows {
+	for i, r := range rows {
 		ts := r[p.rowtime]
 		if ts.IsNull() {
+			if kinds != nil && kinds[i] == connectors.Delete {
+				kept, keptKinds = append(kept, r), append(keptKinds, kinds[i])
+				continue
+			}
 			nulls++
 			continue
 		}
 		kept = append(kept, r)
+		if kinds != nil {
+			keptKinds = append(keptKinds, kinds[i])
+		}
 		if p.hasDelay {
 			maxTS = max(maxTS, ts.Int())
 			continue
 		}
 		v, err := p.expr(r)
 		if err != nil {
-			return nil, fmt.Errorf("watermark: %w", err)
+			return nil, nil, fmt.Errorf("watermark: %w", err)
 		}
 		if !v.IsNull() && v.Int() > sp.watermark {
 			sp.watermark = v.Int()
@@ -353,7 +366,7 @@ func (t *sourceTask) assignWatermark(p *watermarkProgram, rows []types.Row, sp *
 	}
 	// Zero the tail so dropped rows are not kept alive by the shared array.
 	clear(rows[len(kept):])
-	return kept, nil
+	return kept, keptKinds, nil
 }
 
 // split returns the state of split name, registering it (active from now) when new.

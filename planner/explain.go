@@ -188,7 +188,7 @@ func (n *TableSourceScan) Explain() string {
 	if n.Hint != "" {
 		s += ", hints=[" + n.Hint + "]"
 	}
-	return s + ")"
+	return s + scanChangelogSuffix(n.Changelog) + ")"
 }
 
 func (n *WatermarkAssigner) Explain() string {
@@ -399,6 +399,9 @@ func describeState(b *strings.Builder, n Node) {
 		b.WriteByte('\n')
 	case *Union:
 		fmt.Fprintf(b, "union %d\n", len(x.Inputs))
+	case *ChangelogNormalize:
+		b.WriteString("changelog-normalize")
+		describeRankKeys(b, x.Input, x.Keys, nil)
 	}
 	for _, c := range n.Children() {
 		describeState(b, c)
@@ -445,8 +448,8 @@ func lineage(n Node, col int) string {
 			return "rank-number"
 		}
 		return lineage(x.Input, col)
-	case *Exchange:
-		return lineage(x.Input, col)
+	case *Exchange, *ChangelogNormalize:
+		return lineage(x.Children()[0], col)
 	case *Correlate:
 		if w := len(x.Input.Schema()); col >= w {
 			arg := formatExpr(x.Arg, func(c *ColumnRef) string { return lineage(x.Input, c.Index) })

@@ -152,6 +152,8 @@ func (o *optimizer) prune(n Node, used []bool) (Node, []int, error) {
 		return o.pruneCorrelate(x, used) // unnest.go
 	case *Exchange:
 		return o.pruneExchange(x, used)
+	case *ChangelogNormalize:
+		return o.pruneNormalize(x, used) // changelog.go
 	case *Union:
 		return o.pruneUnion(x, used)
 	case *Values:
@@ -226,6 +228,13 @@ func (o *optimizer) expand(t *Table, used []bool) (Node, []int) {
 	// Columns the expansion outputs: the used ones, plus the rowtime column and what the
 	// watermark reads, since the watermark is assigned here, before any filter.
 	outCols := append([]bool(nil), used...)
+	mode := scanChangelog(t.Changelog())
+	if mode == Upsert {
+		// ChangelogNormalize keeps the last row per key: it needs the key.
+		for _, k := range t.primaryKeyIndexes() {
+			outCols[k] = true
+		}
+	}
 	if wm := t.Watermark; wm != nil {
 		outCols[wm.Column] = true
 		markUsed(wm.Expr, outCols)
@@ -238,7 +247,7 @@ func (o *optimizer) expand(t *Table, used []bool) (Node, []int) {
 			markUsed(c.Expr, need)
 		}
 	}
-	scan := &TableSourceScan{Table: t.Name, Connector: t.Connector, Info: t.Info(), Hint: hintText(t.Hint)}
+	scan := &TableSourceScan{Table: t.Name, Connector: t.Connector, Info: t.Info(), Hint: hintText(t.Hint), Changelog: mode}
 	scanIdx := make([]int, n)
 	for i := range scanIdx {
 		scanIdx[i] = -1
@@ -306,6 +315,9 @@ func (o *optimizer) expand(t *Table, used []bool) (Node, []int) {
 			Expr:        remap(wm.Expr, mapping),
 			IdleTimeout: o.idleTimeout(t),
 		}
+	}
+	if mode == Upsert {
+		node = normalize(node, remapInts(t.primaryKeyIndexes(), mapping))
 	}
 	return node, mapping
 }
@@ -389,6 +401,10 @@ func merge(n Node, keepNames bool) Node {
 		e := *x
 		e.Input = merge(x.Input, false)
 		return &e
+	case *ChangelogNormalize:
+		c := *x
+		c.Input = merge(x.Input, false)
+		return &c
 	case *Correlate:
 		c := *x
 		c.Input = merge(x.Input, false)

@@ -23,6 +23,9 @@ type Changelog int
 const (
 	InsertOnly Changelog = iota // +I only (append stream; window aggregates)
 	Updating                    // +I, -U, +U, -D (non-windowed aggregates)
+	// Upsert is +I/+U of the latest row per key and -D, without -U: an upsert scan, below
+	// the ChangelogNormalize that makes it Updating (changelog.go).
+	Upsert
 )
 
 // Program is everything one job runs: one or more pipelines (a statement set has several)
@@ -54,6 +57,8 @@ type TableSourceScan struct {
 	// Hint is the OPTIONS hint of this read as EXPLAIN shows it, "" without one; its
 	// options are already in Info.Options.
 	Hint string
+	// Changelog is what the connector emits (connectors.ChangelogMode).
+	Changelog Changelog
 }
 
 // WatermarkAssigner assigns event time: for each source split, the watermark is the

@@ -657,7 +657,11 @@ func (p *planner) planTableName(x *parser.TableName, env *cteEnv) (*relation, er
 	for _, c := range t.Columns {
 		s.cols = append(s.cols, scopeCol{name: c.Name, quals: []string{qual}, t: c.Type})
 	}
-	return &relation{node: ref, scope: s, changelog: InsertOnly}, nil
+	changelog := readChangelog(t)
+	if scanChangelog(t.Changelog()) == Upsert && len(t.PrimaryKey) == 0 {
+		return nil, errAt(x.At, ErrUnsupported, "table '%s' is read as an upsert stream (connector '%s') and needs a PRIMARY KEY (...) NOT ENFORCED: the key of its updates and deletes", t.Name, t.Connector.Name)
+	}
+	return &relation{node: ref, scope: s, changelog: changelog}, nil
 }
 
 func (p *planner) planView(pos parser.Pos, v *View) (*relation, error) {
