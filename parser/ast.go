@@ -282,6 +282,8 @@ type Select struct {
 	Where    Expr
 	GroupBy  []Expr // may contain TUMBLE/HOP/SESSION(...) calls: the legacy group window syntax
 	Having   Expr
+	Windows  []NamedWindow // WINDOW w AS (...), ... (over.go)
+	Qualify  Expr          // QUALIFY cond: a filter on the select list's OVER results
 }
 
 // SetOp is left UNION [ALL] | INTERSECT | EXCEPT right.
@@ -425,12 +427,15 @@ type FuncCall struct {
 	Over     *Over // f(...) OVER (...): the window; nil when absent
 }
 
-// Over is the window of f(...) OVER ([PARTITION BY exprs] [ORDER BY expr [ASC|DESC], ...]).
-// Frames (ROWS/RANGE BETWEEN) and named windows are not parsed yet.
+// Over is the window of f(...) OVER ([PARTITION BY exprs] [ORDER BY expr [ASC|DESC], ...]
+// [ROWS|RANGE frame]), or f(...) OVER name, a window of the WINDOW clause (Name set, the
+// rest empty).
 type Over struct {
 	At          Pos // the OVER keyword
+	Name        string
 	PartitionBy []Expr
 	OrderBy     []OrderItem
+	Frame       *Frame // nil when not written
 }
 
 // Constructor is ARRAY[a, b, ...] or MAP[k1, v1, k2, v2, ...]. ROW(a, b) and the implicit

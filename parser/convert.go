@@ -239,6 +239,7 @@ func (l *lowering) convSelect(s *sqlparser.Select) (*Select, int, error) {
 			return nil, 0, err
 		}
 	}
+	sel.Windows, sel.Qualify = info.windows, info.qualify
 	return sel, start, nil
 }
 
@@ -634,7 +635,7 @@ func (l *lowering) call(e *sqlparser.FuncExpr) (Expr, int, error) {
 		if n < 0 || star {
 			return nil, 0, l.internalErr(k, "OVER")
 		}
-		over := &Over{At: o.at, PartitionBy: args[n : n+o.nPart]}
+		over := &Over{At: o.at, Name: o.name, PartitionBy: args[n : n+o.nPart], Frame: o.frame}
 		for j, it := range o.order {
 			it.Expr = args[n+o.nPart+j]
 			over.OrderBy = append(over.OrderBy, it)

@@ -422,6 +422,7 @@ func (f *formatter) selectBody(s *Select) {
 		f.WriteString(" HAVING ")
 		f.expr(s.Having)
 	}
+	f.windowsAndQualify(s) // over.go
 }
 
 // hint renders the options of a table hint as one OPTIONS hint.
@@ -822,26 +823,12 @@ func (f *formatter) call(e *FuncCall) {
 		f.WriteString(")")
 	}
 	if o := e.Over; o != nil {
+		if o.Name != "" {
+			f.WriteString(" OVER " + QuoteIdent(o.Name))
+			return
+		}
 		f.WriteString(" OVER (")
-		if len(o.PartitionBy) > 0 {
-			f.WriteString("PARTITION BY ")
-			f.exprList(o.PartitionBy)
-		}
-		if len(o.OrderBy) > 0 {
-			if len(o.PartitionBy) > 0 {
-				f.WriteString(" ")
-			}
-			f.WriteString("ORDER BY ")
-			for i, it := range o.OrderBy {
-				if i > 0 {
-					f.WriteString(", ")
-				}
-				f.expr(it.Expr)
-				if it.Desc {
-					f.WriteString(" DESC")
-				}
-			}
-		}
+		f.overSpec(o) // over.go
 		f.WriteString(")")
 	}
 }

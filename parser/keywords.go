@@ -29,7 +29,7 @@ var unsupportedWords = map[string]string{
 	"MINUS":           "MINUS is not supported: only UNION [ALL] combines queries",
 	"OFFSET":          "OFFSET is not supported",
 	"FETCH":           "FETCH is not supported: use LIMIT",
-	"WINDOW":          "named WINDOW clauses are not supported",
+	"WINDOW":          "a WINDOW clause comes after FROM, WHERE, GROUP BY and HAVING of a SELECT",
 }
 
 // junkWords are reserved words that can be neither identifiers nor keywords where they

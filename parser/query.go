@@ -77,12 +77,17 @@ type overShape struct {
 	star  bool // COUNT(*) OVER: the '*' is not emitted
 	nPart int
 	order []OrderItem // Expr filled in by convert
+	frame *Frame
+	name  string // OVER w
 }
 
 // selectInfo is where a SELECT and each of its items start.
 type selectInfo struct {
 	pos   Pos
 	items []Pos
+	// the WINDOW and QUALIFY clauses (over.go)
+	windows []NamedWindow
+	qualify Expr
 }
 
 // lowering is the state of lowering one token range.
@@ -93,6 +98,9 @@ type lowering struct {
 	exprMode bool
 	ends     []string // what may follow the range, for error messages
 	hi       int      // the source token just after the range
+	// skip maps the first token of a clause parsed on the side (WINDOW, QUALIFY) to
+	// the token after it.
+	skip map[int]int
 }
 
 func (p *parser) newLowering(hi int, ends []string, exprMode bool) *lowering {
@@ -333,9 +341,12 @@ func (l *lowering) emitRange(lo, hi, level int) error {
 }
 
 // clauseWords end a select list, and in an expression are errors at the top level.
-var clauseWords = setOf("FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "INTERSECT", "EXCEPT", "MINUS")
+var clauseWords = setOf("FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "INTERSECT", "EXCEPT", "MINUS", "WINDOW", "QUALIFY")
 
 func (l *lowering) emitOne(i, hi, level int) (int, error) {
+	if end, ok := l.skip[i]; ok {
+		return end, nil
+	}
 	p := l.p
 	t := p.toks[i]
 	switch t.kind {
@@ -429,8 +440,7 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 	isCall := nt.isOp("(")
 	switch {
 	case w == "SELECT":
-		l.emitSelect(i, hi)
-		return i + 1, nil
+		return i + 1, l.emitSelect(i, hi)
 	case (w == "LEFT" || w == "RIGHT") && isCall:
 		return l.emitNameOrCall(i, hi, level)
 	case w == "IS" && distinctFrom(l, i, hi) > 0:
@@ -583,7 +593,7 @@ func (l *lowering) aliasFollows(k, hi int) bool {
 	case tokQuoted:
 		return true
 	case tokWord:
-		return t.val == "AS" || !queryKeywords[t.val] && !junkWords[t.val] && unsupportedWords[t.val] == ""
+		return t.val == "AS" || !queryKeywords[t.val] && !junkWords[t.val] && unsupportedWords[t.val] == "" && t.val != "QUALIFY"
 	}
 	return false
 }
@@ -610,8 +620,9 @@ func (l *lowering) afterIS() bool {
 	return n > 1 && l.toks[n-1].text == "NOT" && l.toks[n-2].text == "IS"
 }
 
-// emitSelect emits SELECT /*N*/ and records where the select items start.
-func (l *lowering) emitSelect(i, hi int) {
+// emitSelect emits SELECT /*N*/ and records where the select items start, and the
+// SELECT's WINDOW and QUALIFY clauses.
+func (l *lowering) emitSelect(i, hi int) error {
 	p := l.p
 	info := &selectInfo{pos: p.toks[i].pos}
 	k := i + 1
@@ -639,6 +650,7 @@ func (l *lowering) emitSelect(i, hi int) {
 	e := l.emit("SELECT", i)
 	e.sel = info
 	l.emit(fmt.Sprintf("/*%d*/", len(l.toks)-1), i)
+	return l.selectClauses(i, hi, info) // over.go
 }
 
 // identPart returns the identifier a word or quoted token stands for.
@@ -849,90 +861,30 @@ func (l *lowering) emitCall(i, open, hi, level int, name string) (int, error) {
 	return fm + 1, nil
 }
 
-// emitOver emits f(args) OVER (PARTITION BY p ORDER BY o) as the placeholder call
-// f(args, p..., o...); the ')' closing the arguments is at m.
+// emitOver emits f(args) OVER (PARTITION BY p ORDER BY o [frame]) as the placeholder call
+// f(args, p..., o...), and f(args) OVER w as f(args); the ')' closing the arguments is at m.
 func (l *lowering) emitOver(i, open, m, hi, level int, name string) (int, error) {
 	p := l.p
 	at := p.toks[m+1]
-	if !l.tok(m+2, hi).isOp("(") {
-		if t := l.tok(m+2, hi); t.kind == tokWord || t.kind == tokQuoted {
-			return 0, unsupportedErr(t.pos, "named windows (OVER %s) are not supported", t.text)
-		}
-		return 0, p.errExpectedAt(l.tok(m+2, hi), "'('")
-	}
-	om, err := l.group(m+2, hi)
-	if err != nil {
-		return 0, err
-	}
 	shape := &overShape{at: at.pos}
-	lo := m + 3
-	var part, order [][2]int // token ranges of the expressions
-	split := func(lo, hi int) [][2]int {
-		var out [][2]int
-		start := lo
-		l.scanTopLevel(lo, hi, func(k int) bool {
-			if p.toks[k].isOp(",") {
-				out = append(out, [2]int{start, k})
-				start = k + 1
-			}
-			return true
-		})
-		return append(out, [2]int{start, hi})
-	}
-	// The clause ends where ROWS, RANGE or the ')' begins.
-	end := om
-	for _, w := range []string{"ROWS", "RANGE"} {
-		if k := l.topLevel(lo, om, w); k >= 0 && k < end {
-			end = k
+	var part, order [][2]int
+	end := m + 2 // past the window
+	if t := l.tok(m+2, hi); !t.isOp("(") {
+		if t.kind != tokWord && t.kind != tokQuoted || t.kind == tokWord && reservedWords[t.val] {
+			return 0, p.errExpectedAt(t, "'('", "a window name")
 		}
-	}
-	if end < om {
-		return 0, unsupportedErr(p.toks[end].pos, "unsupported: window frames (%s ...) in OVER", p.toks[end].val)
-	}
-	orderAt := -1
-	for k := lo; k+1 < end; k++ {
-		if p.toks[k].is("ORDER") && p.toks[k+1].is("BY") && l.topLevel(lo, end, "ORDER") == k {
-			orderAt = k
-			break
+		shape.name = identPart(t) // over.go: a window of the WINDOW clause
+		end = m + 3
+	} else {
+		om, err := l.group(m+2, hi)
+		if err != nil {
+			return 0, err
 		}
-	}
-	partEnd := end
-	if orderAt >= 0 {
-		partEnd = orderAt
-	}
-	if p.toks[lo].is("PARTITION") {
-		if !l.tok(lo+1, partEnd).is("BY") {
-			return 0, p.errExpectedAt(l.tok(lo+1, hi), "BY")
+		if part, order, err = l.overSpec(m+3, om, shape); err != nil { // over.go
+			return 0, err
 		}
-		if lo+2 >= partEnd {
-			return 0, p.errExpectedAt(p.toks[partEnd], "expression")
-		}
-		part = split(lo+2, partEnd)
-	} else if lo < partEnd {
-		return 0, p.errExpectedAt(p.toks[lo], "PARTITION BY", "ORDER BY", "')'")
+		end = om + 1
 	}
-	if orderAt >= 0 {
-		if orderAt+2 >= end {
-			return 0, p.errExpectedAt(p.toks[end], "expression")
-		}
-		for _, r := range split(orderAt+2, end) {
-			item := OrderItem{At: l.tok(r[0], hi).pos}
-			e := r[1]
-			if e-1 > r[0] && p.toks[e-2].is("NULLS") {
-				return 0, unsupportedErr(p.toks[e-2].pos, "unsupported: NULLS %s in OVER (Flink puts NULLs first in ascending order, last in descending order)", p.toks[e-1].val)
-			}
-			if e-1 > r[0] && (p.toks[e-1].is("ASC") || p.toks[e-1].is("DESC")) {
-				item.Desc = p.toks[e-1].is("DESC")
-				e--
-			}
-			if e <= r[0] {
-				return 0, p.errExpectedAt(p.toks[e], "expression")
-			}
-			order = append(order, [2]int{r[0], e})
-			shape.order = append(shape.order, item)
-		}
-	}
-	shape.nPart = len(part)
 	l.emitLeaf(i, &leaf{kind: leafFunc, pos: p.toks[i].pos, fn: funcShape{name: name, over: shape}})
 	l.emit("(", open)
 	args := open+1 < m
@@ -952,8 +904,8 @@ func (l *lowering) emitOver(i, open, m, hi, level int, name string) (int, error)
 			return 0, err
 		}
 	}
-	l.emit(")", om)
-	return om + 1, nil
+	l.emit(")", end-1)
+	return end, nil
 }
 
 // emitCast emits CAST(x AS type) as a placeholder call of x; the type is parsed here.
