@@ -5,4 +5,5 @@ import (
 	_ "github.com/pipesql/pipesql/connectors/builtin"
 	_ "github.com/pipesql/pipesql/connectors/formats"
 	_ "github.com/pipesql/pipesql/connectors/kafka"
+	_ "github.com/pipesql/pipesql/connectors/nexmark"
 )
