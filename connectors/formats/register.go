@@ -5,4 +5,5 @@ import "github.com/pipesql/pipesql/connectors"
 func init() {
 	connectors.RegisterFormat(JSONFormat)
 	connectors.RegisterFormat(CSVFormat)
+	connectors.RegisterFormat(RawFormat)
 }
