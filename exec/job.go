@@ -514,8 +514,8 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 			conn = n.Connector.Name
 		}
 		desc := fmt.Sprintf("sink %s (%s) v%d", n.Table, conn, stateVersion)
-		return &opSpec{name: "sink " + n.Table, stateDesc: desc, build: func(rt *runEnv, _ *opMetrics) (operator, error) {
-			return &sinkOp{node: n, settings: rt.settings, log: rt.log, clock: rt.clock, checkpointed: rt.checkpointed[pipeline]}, nil
+		return &opSpec{name: "sink " + n.Table, stateDesc: desc, build: func(rt *runEnv, m *opMetrics) (operator, error) {
+			return &sinkOp{node: n, settings: rt.settings, log: rt.log, clock: rt.clock, checkpointed: rt.checkpointed[pipeline], metrics: m}, nil
 		}}, nil
 	case *planner.Collect:
 		collect := c.opts.Collect

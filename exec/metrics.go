@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pipesql/pipesql/connectors"
 )
 
 // Metrics is a snapshot of a job's counters, for the progress line, SHOW JOBS and
@@ -83,6 +85,9 @@ type OperatorMetrics struct {
 	SnapshotPause time.Duration
 	// State is the state an aggregate holds, nil for other operators (see observe.go).
 	State *StateMetrics
+	// Degraded is the reason a sink's connector reports for working degraded
+	// (connectors.Status: a database unreachable while it retries), "" when healthy.
+	Degraded string
 }
 
 // SourceMetrics describes one source task.
@@ -159,6 +164,9 @@ type opMetrics struct {
 	watermark atomic.Int64
 	pause     atomic.Int64 // nanoseconds
 	state     stateSampling
+	// status is the open sink's connectors.Status, nil for other operators. It is read
+	// from other goroutines, so sinks implement Degraded safely for concurrent use.
+	status atomic.Pointer[connectors.Status]
 }
 
 func newOpMetrics(pipeline int, name string) *opMetrics {
@@ -184,8 +192,15 @@ func (m *opMetrics) snapshot() OperatorMetrics {
 		RecordsIn: m.in.load(), RecordsOut: m.out.load(),
 		LateDropped: m.late.load(), LastLate: m.lastLate.Load(), BadRecords: m.bad.load(),
 		Watermark: m.watermark.Load(), SnapshotPause: time.Duration(m.pause.Load()),
-		State: m.state.load(),
+		State: m.state.load(), Degraded: m.degraded(),
 	}
+}
+
+func (m *opMetrics) degraded() string {
+	if st := m.status.Load(); st != nil {
+		return (*st).Degraded()
+	}
+	return ""
 }
 
 // srcMetrics is the live counters of one source task. The per-split part changes once

@@ -32,6 +32,8 @@ type sinkOp struct {
 	committing connectors.CommittingSink
 	restored   []byte // its state in the checkpoint the run starts from
 	committed  uint64 // the last checkpoint it committed
+	// metrics shows the connector's connectors.Status, when it has one, while it is open.
+	metrics *opMetrics
 }
 
 // sinkStateKey is the key of a committing sink's state.
@@ -55,6 +57,9 @@ func (s *sinkOp) open(ctx context.Context) error {
 		return err
 	}
 	s.sink = sink
+	if st, ok := sink.(connectors.Status); ok && s.metrics != nil {
+		s.metrics.status.Store(&st)
+	}
 	if cs, ok := sink.(connectors.CommittingSink); ok && s.checkpointed {
 		s.committing = cs
 	}
@@ -122,6 +127,9 @@ func (s *sinkOp) finish(ctx context.Context, _ bool, _ *outbox) error {
 func (s *sinkOp) close() error {
 	if s.sink == nil {
 		return nil
+	}
+	if s.metrics != nil {
+		s.metrics.status.Store(nil)
 	}
 	return s.sink.Close()
 }

@@ -288,6 +288,9 @@ func status(lc exec.Lifecycle, m exec.Metrics, et EventTime, now time.Time) JobS
 		}
 		s.LateRecords += op.LateDropped
 		s.BadRecords += op.BadRecords
+		if op.Degraded != "" {
+			degraded = append(degraded, op.Name+": "+op.Degraded)
+		}
 		sinkWM[op.Pipeline] = op.Watermark
 	}
 	if lastLate != exec.NoWatermark {

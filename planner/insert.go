@@ -13,7 +13,7 @@ import (
 // connectors.Factory does not say this yet; until it does, the planner knows them by name
 // and treats every other connector as append-only, which is the safe default: the job is
 // refused at plan time instead of writing retractions a sink cannot represent.
-var updatingSinks = map[string]bool{"print": true, "blackhole": true, "upsert-kafka": true}
+var updatingSinks = map[string]bool{"print": true, "blackhole": true, "upsert-kafka": true, "jdbc": true}
 
 func acceptsUpdates(f *connectors.Factory) bool { return updatingSinks[f.Name] }
 

@@ -4,6 +4,7 @@ package main
 import (
 	_ "github.com/pipesql/pipesql/connectors/builtin"
 	_ "github.com/pipesql/pipesql/connectors/formats"
+	_ "github.com/pipesql/pipesql/connectors/jdbc"
 	_ "github.com/pipesql/pipesql/connectors/kafka"
 	_ "github.com/pipesql/pipesql/connectors/nexmark"
 )
