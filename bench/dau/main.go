@@ -22,14 +22,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
+
+	"github.com/pipesql/pipesql/bench/internal/measure"
 )
 
 func main() {
@@ -67,11 +66,8 @@ func run(events, users, days int, dir, binary string, slope bool) error {
 		return err
 	}
 	if binary == "" {
-		binary = filepath.Join(dir, "pipesql")
-		build := exec.Command("go", "build", "-o", binary, "./cmd/pipesql")
-		build.Stdout, build.Stderr = os.Stdout, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building pipesql: %w", err)
+		if binary, err = measure.BuildPipesql(dir); err != nil {
+			return err
 		}
 	}
 	job, err := writeJob(dir, "dau-blackhole.sql", data)
@@ -85,25 +81,25 @@ func run(events, users, days int, dir, binary string, slope bool) error {
 
 	fmt.Printf("input: %d events, %.0f bytes each, %d distinct users per day, %d days\n",
 		events, float64(info.Size())/float64(events), users, days)
-	base, err := measure(self, "-decode-baseline", data)
+	base, err := measure.Run(self, "-decode-baseline", data)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	engine, err := measure(binary, "run", job)
+	engine, err := measure.Run(binary, "run", job)
 	if err != nil {
 		return fmt.Errorf("pipesql: %w", err)
 	}
-	report := func(name string, m measurement) {
+	report := func(name string, m measure.Result) {
 		fmt.Printf("%-34s %7.2f s wall  %7.2f s CPU  %12.0f events/s  %12.0f events/CPU-s  peak RSS %6.0f MB\n",
-			name, m.wall.Seconds(), m.cpu.Seconds(), float64(events)/m.wall.Seconds(),
-			float64(events)/m.cpu.Seconds(), float64(m.maxRSS)/(1<<20))
+			name, m.Wall.Seconds(), m.CPU.Seconds(), float64(events)/m.Wall.Seconds(),
+			float64(events)/m.CPU.Seconds(), float64(m.MaxRSS)/(1<<20))
 	}
 	report("encoding/json decode (baseline)", base)
 	report("pipesql DAU -> blackhole", engine)
 	fmt.Printf("pipesql wall time / baseline: %.2fx; CPU / baseline: %.2fx\n",
-		engine.wall.Seconds()/base.wall.Seconds(), engine.cpu.Seconds()/base.cpu.Seconds())
+		engine.Wall.Seconds()/base.Wall.Seconds(), engine.CPU.Seconds()/base.CPU.Seconds())
 	fmt.Printf("pipesql peak RSS per million distinct users: %.1f MB\n",
-		float64(engine.maxRSS)/(1<<20)/(float64(users)/1e6))
+		float64(engine.MaxRSS)/(1<<20)/(float64(users)/1e6))
 	if !slope {
 		return nil
 	}
@@ -116,14 +112,14 @@ func run(events, users, days int, dir, binary string, slope bool) error {
 	if err != nil {
 		return err
 	}
-	engine2, err := measure(binary, "run", job2)
+	engine2, err := measure.Run(binary, "run", job2)
 	if err != nil {
 		return fmt.Errorf("pipesql with %d users: %w", 2*users, err)
 	}
 	report(fmt.Sprintf("pipesql DAU, %d users per day", 2*users), engine2)
 	fmt.Printf("pipesql marginal peak RSS per million distinct users: %.1f MB (%.0f MB at %d users, %.0f MB at %d)\n",
-		float64(engine2.maxRSS-engine.maxRSS)/(1<<20)/(float64(users)/1e6),
-		float64(engine.maxRSS)/(1<<20), users, float64(engine2.maxRSS)/(1<<20), 2*users)
+		float64(engine2.MaxRSS-engine.MaxRSS)/(1<<20)/(float64(users)/1e6),
+		float64(engine.MaxRSS)/(1<<20), users, float64(engine2.MaxRSS)/(1<<20), 2*users)
 	return nil
 }
 
@@ -158,24 +154,6 @@ SELECT window_start, app, COUNT(DISTINCT user_id)
 FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' DAY))
 GROUP BY window_start, window_end, app;
 `
-
-type measurement struct {
-	wall, cpu time.Duration
-	maxRSS    int64 // bytes
-}
-
-func measure(name string, args ...string) (measurement, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return measurement{}, err
-	}
-	wall := time.Since(start)
-	usage := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
-	return measurement{wall: wall, cpu: cpu, maxRSS: usage.Maxrss * 1024}, nil
-}
 
 // event is a click as the generator writes it: 8 fields, of which the DAU job reads 3.
 type event struct {
