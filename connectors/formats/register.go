@@ -6,4 +6,5 @@ func init() {
 	connectors.RegisterFormat(JSONFormat)
 	connectors.RegisterFormat(CSVFormat)
 	connectors.RegisterFormat(RawFormat)
+	connectors.RegisterFormat(ProtobufFormat)
 }

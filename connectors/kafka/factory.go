@@ -31,7 +31,7 @@ func init() {
 
 // formatNames are the 'format' values the connectors accept: every registered format
 // that can read and write, looked up when the table is validated.
-var formatNames = []string{"json", "csv", "raw"}
+var formatNames = []string{"json", "csv", "raw", "protobuf"}
 
 // Validate checks a Kafka table's options together: 'topic' against 'topic-pattern',
 // the startup and bounded modes and their offsets, the key and value formats and
