@@ -98,6 +98,10 @@ type ProducedColumn struct {
 	Name        string
 	Type        types.Type
 	MetadataKey string
+	// Declared is, for a column a decoder is given with the NULL type (not wanted, see
+	// NewProjectedDecoder), the column's declared type, for formats that must know how a
+	// value is encoded to skip it (avro); the zero Type when not known.
+	Declared types.Type
 }
 
 // SinkConfig is the input of Factory.NewSink.

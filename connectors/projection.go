@@ -33,7 +33,7 @@ func NewProjectedDecoder(f *FormatFactory, physical types.Schema, produce []Prod
 	}
 	cols := make([]ProducedColumn, len(physical))
 	for i, c := range physical {
-		cols[i] = ProducedColumn{Name: c.Name, Type: types.TypeNull}
+		cols[i] = ProducedColumn{Name: c.Name, Type: types.TypeNull, Declared: c.Type}
 	}
 	var pick []int
 	for _, p := range produce {
