@@ -35,6 +35,8 @@ type Table struct {
 	// Watermark is the WATERMARK clause, nil when the table has none.
 	Watermark  *Watermark
 	PrimaryKey []string
+	// PartitionKeys are the columns of PARTITIONED BY, as declared; nil when none.
+	PartitionKeys []string
 	// Options are the WITH options as written; Connector is the factory of 'connector'.
 	Options   map[string]string
 	Connector *connectors.Factory
@@ -107,10 +109,11 @@ func (t *Table) Info() connectors.TableInfo {
 		opts[k] = v
 	}
 	return connectors.TableInfo{
-		Name:       t.Name,
-		Options:    opts,
-		Schema:     t.PhysicalSchema(),
-		PrimaryKey: append([]string(nil), t.PrimaryKey...),
+		Name:          t.Name,
+		Options:       opts,
+		Schema:        t.PhysicalSchema(),
+		PrimaryKey:    append([]string(nil), t.PrimaryKey...),
+		PartitionKeys: append([]string(nil), t.PartitionKeys...),
 	}
 }
 

@@ -22,9 +22,6 @@ func (s *Session) createTable(ct *parser.CreateTable) error {
 		}
 		return errAt(ct.At, ErrAlreadyExists, "table or view '%s' already exists", name)
 	}
-	if ct.PartitionBy != nil {
-		return errAt(ct.PartitionAt, ErrUnsupported, "unsupported: PARTITIONED BY (no pipesql connector writes or reads partitions)")
-	}
 	t, err := buildTable(ct, name)
 	if err != nil {
 		return err
@@ -82,12 +79,44 @@ func buildTable(ct *parser.CreateTable, name string) (*Table, error) {
 	if err := t.bindPrimaryKey(ct.PrimaryKey); err != nil {
 		return nil, err
 	}
+	if err := t.bindPartitionKeys(ct); err != nil {
+		return nil, err
+	}
 	if f := t.Connector; f.Validate != nil {
 		if err := f.Validate(t.Info()); err != nil {
 			return nil, validateError(ct, name, err)
 		}
 	}
 	return t, nil
+}
+
+// bindPartitionKeys checks PARTITIONED BY: the connector must write partitions (only
+// filesystem does), and each key must be a physical column, named once.
+func (t *Table) bindPartitionKeys(ct *parser.CreateTable) error {
+	if ct.PartitionBy == nil {
+		return nil
+	}
+	if !t.Connector.Partitioned {
+		return errAt(ct.PartitionAt, ErrUnsupported, "unsupported: PARTITIONED BY: connector '%s' does not write or read partitions (filesystem does)", t.Connector.Name)
+	}
+	physical := t.PhysicalSchema()
+	seen := map[string]bool{}
+	for _, k := range ct.PartitionBy {
+		i := physical.Index(k)
+		if i < 0 {
+			return errAt(ct.PartitionAt, ErrUnknownColumn, "partition key '%s' is not a physical column of table '%s'%s", k, t.Name, didYouMean(k, physical.Names()))
+		}
+		name := physical[i].Name
+		if seen[strings.ToLower(name)] {
+			return errAt(ct.PartitionAt, ErrAlreadyExists, "partition key '%s' is named twice", k)
+		}
+		seen[strings.ToLower(name)] = true
+		t.PartitionKeys = append(t.PartitionKeys, name)
+	}
+	if len(t.PartitionKeys) == len(physical) {
+		return errAt(ct.PartitionAt, ErrUnsupported, "unsupported: every physical column of table '%s' is a partition key, which leaves nothing to write into its files", t.Name)
+	}
+	return nil
 }
 
 // validateError positions an error from a connector's Validate: at the option it names,
