@@ -57,9 +57,9 @@ type Factory struct {
 	Formats []string
 	// Validate checks options together (after each was checked alone); nil when there is nothing to check.
 	Validate func(t TableInfo) error
-	// Partitioned says the connector writes and reads PARTITIONED BY tables (filesystem's
-	// k=v/ directories); the planner refuses PARTITIONED BY for the others.
-	Partitioned bool
+	// ValidateWrite checks a table written by a job against the job's settings (SET),
+	// when the planner plans the INSERT; nil when there is nothing to check.
+	ValidateWrite func(t TableInfo, settings map[string]string) error
 	// SplitNoun is what the connector's splits are, in the plural, for messages such as
 	// "offsets of 3 partitions"; "" says "splits".
 	SplitNoun string
@@ -78,8 +78,6 @@ type TableInfo struct {
 	Options    map[string]string // every WITH option, keys as written
 	Schema     types.Schema      // all physical columns of the table in declaration order
 	PrimaryKey []string
-	// PartitionKeys are the PARTITIONED BY columns (physical columns, as declared); nil when none.
-	PartitionKeys []string
 }
 
 // SourceConfig is the input of Factory.NewSource.
@@ -103,6 +101,10 @@ type ProducedColumn struct {
 	Name        string
 	Type        types.Type
 	MetadataKey string
+	// Declared is, for a column a decoder is given with the NULL type (not wanted, see
+	// NewProjectedDecoder), the column's declared type, for formats that must know how a
+	// value is encoded to skip it (avro); the zero Type when not known.
+	Declared types.Type
 }
 
 // SinkConfig is the input of Factory.NewSink.

@@ -13,13 +13,26 @@ const (
 	Counter MeasureKind = iota
 	// Gauge goes up and down (lag, partitions, seconds since something happened).
 	Gauge
+	// Histogram is a distribution of observations (durations): Value is their sum,
+	// Count their number and Buckets the cumulative counts.
+	Histogram
 )
 
 func (k MeasureKind) String() string {
-	if k == Gauge {
+	switch k {
+	case Gauge:
 		return "gauge"
+	case Histogram:
+		return "histogram"
 	}
 	return "counter"
+}
+
+// Bucket is one bucket of a Histogram measure: how many observations were at most
+// UpperBound.
+type Bucket struct {
+	UpperBound float64
+	Count      uint64
 }
 
 // Measure is one number a connector reports about itself beyond the rows it returns:
@@ -36,6 +49,10 @@ type Measure struct {
 	// it describes the whole connector.
 	Split string
 	Value float64
+	// Count and Buckets belong to a Histogram: the number of observations and the
+	// cumulative count per upper bound (the +Inf bucket is Count).
+	Count   uint64
+	Buckets []Bucket
 }
 
 // Reporter is an optional interface of sources (and sinks) that measure more than the

@@ -88,6 +88,9 @@ type OperatorMetrics struct {
 	// Degraded is the reason a sink's connector reports for working degraded
 	// (connectors.Status: a database unreachable while it retries), "" when healthy.
 	Degraded string
+	// Connector is what a sink's connector last reported about itself
+	// (connectors.Reporter: the Kafka sink's transactions), nil for other operators.
+	Connector ConnectorReport
 }
 
 // SourceMetrics describes one source task.
@@ -167,6 +170,8 @@ type opMetrics struct {
 	// status is the open sink's connectors.Status, nil for other operators. It is read
 	// from other goroutines, so sinks implement Degraded safely for concurrent use.
 	status atomic.Pointer[connectors.Status]
+	// conn is what a sink's connector last reported (connectors.Reporter).
+	conn connReporting
 }
 
 func newOpMetrics(pipeline int, name string) *opMetrics {
@@ -192,7 +197,7 @@ func (m *opMetrics) snapshot() OperatorMetrics {
 		RecordsIn: m.in.load(), RecordsOut: m.out.load(),
 		LateDropped: m.late.load(), LastLate: m.lastLate.Load(), BadRecords: m.bad.load(),
 		Watermark: m.watermark.Load(), SnapshotPause: time.Duration(m.pause.Load()),
-		State: m.state.load(), Degraded: m.degraded(),
+		State: m.state.load(), Degraded: m.degraded(), Connector: m.conn.load(),
 	}
 }
 

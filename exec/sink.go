@@ -63,7 +63,27 @@ func (s *sinkOp) open(ctx context.Context) error {
 	if cs, ok := sink.(connectors.CommittingSink); ok && s.checkpointed {
 		s.committing = cs
 	}
+	s.report(true)
 	return nil
+}
+
+// report asks the connector for its report (connectors.Reporter), at most every
+// reportInterval unless now is set (after a checkpoint's stage or commit).
+func (s *sinkOp) report(now bool) {
+	r, ok := s.sink.(connectors.Reporter)
+	if !ok || s.metrics == nil {
+		return
+	}
+	c := &s.metrics.conn
+	t := connectors.ClockOr(s.clock).Now()
+	if !now && !c.last.IsZero() && t.Sub(c.last) < reportInterval {
+		return
+	}
+	c.last = t
+	measures := r.Report()
+	c.mu.Lock()
+	c.measures = measures
+	c.mu.Unlock()
 }
 
 func (s *sinkOp) processBatch(ctx context.Context, b batch, _ *outbox) error {
@@ -74,7 +94,9 @@ func (s *sinkOp) processBatch(ctx context.Context, b batch, _ *outbox) error {
 	if kinds == nil {
 		kinds = make([]connectors.RowKind, len(b.rows)) // all connectors.Insert
 	}
-	return s.sink.Write(ctx, connectors.ChangeBatch{Kinds: kinds, Rows: b.rows})
+	err := s.sink.Write(ctx, connectors.ChangeBatch{Kinds: kinds, Rows: b.rows})
+	s.report(false)
+	return err
 }
 
 // processWatermark hands the watermark to a sink that acts on event time.
@@ -91,6 +113,7 @@ func (s *sinkOp) snapshotState(ctx context.Context, w stateWriter) error {
 		return s.sink.Flush(ctx)
 	}
 	data, err := s.committing.PrepareCommit(ctx, w.ID())
+	s.report(true)
 	if err != nil {
 		return err
 	}
@@ -111,7 +134,9 @@ func (s *sinkOp) checkpointComplete(ctx context.Context, id uint64) error {
 		return nil
 	}
 	s.committed = id
-	return s.committing.CheckpointComplete(ctx, id)
+	err := s.committing.CheckpointComplete(ctx, id)
+	s.report(true)
+	return err
 }
 
 // finish flushes a plain sink. A committing sink has nothing to do: the final

@@ -86,6 +86,27 @@ func (e *emitter) send(kind prometheus.ValueType, name, help string, labelNames,
 	e.ch <- m
 }
 
+// histogram sends a connector's Histogram measure.
+func (e *emitter) histogram(name, help string, labelNames, labelValues []string, m connectors.Measure) {
+	key := name + "\x00" + strings.Join(labelNames, ",")
+	e.c.mu.Lock()
+	d := e.c.descs[key]
+	if d == nil {
+		d = prometheus.NewDesc(name, help, labelNames, nil)
+		e.c.descs[key] = d
+	}
+	e.c.mu.Unlock()
+	buckets := make(map[float64]uint64, len(m.Buckets))
+	for _, b := range m.Buckets {
+		buckets[b.UpperBound] = b.Count
+	}
+	h, err := prometheus.NewConstHistogram(d, m.Count, m.Value, buckets, labelValues...)
+	if err != nil {
+		h = prometheus.NewInvalidMetric(d, err)
+	}
+	e.ch <- h
+}
+
 func (e *emitter) counter(name, help string, names, values []string, v float64) {
 	e.send(prometheus.CounterValue, name, help, names, values, v)
 }
@@ -175,6 +196,9 @@ func (c *Collector) collectJob(e *emitter, t *Tracker, s JobStatus, m exec.Metri
 					aggLabels, al, float64(a.DictionaryEntries))
 			}
 		}
+		if table, ok := strings.CutPrefix(name, "sink "); ok && len(op.Connector) > 0 {
+			collectMeasures(e, "pipesql_sink_", op.Connector, with(jobLabels, "pipeline", "table"), with(jl, pipeline, table))
+		}
 	}
 
 	srcLabels := with(jobLabels, "pipeline", "table")
@@ -232,6 +256,10 @@ func collectMeasures(e *emitter, prefix string, ms []connectors.Measure, labels,
 		help := m.Help
 		if help == "" {
 			help = "Reported by the connector."
+		}
+		if m.Kind == connectors.Histogram {
+			e.histogram(prefix+name, help, labels, values, m)
+			continue
 		}
 		if perSplit[m.Name] {
 			e.send(kind, prefix+name, help, splitLabels, with(values, m.Split), m.Value)

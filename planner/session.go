@@ -154,6 +154,11 @@ func (s *Session) Plan(stmts ...parser.Statement) (*Program, error) {
 	o := &optimizer{sourceIdle: p.sourceIdle}
 	var pipes []*Pipeline
 	add := func(root Node, stmt parser.Statement) error {
+		if sk, ok := root.(*Sink); ok && sk.Connector != nil && sk.Connector.ValidateWrite != nil {
+			if err := sk.Connector.ValidateWrite(sk.Info, s.settings); err != nil {
+				return errAt(stmt.Pos(), ErrInvalidSetting, "%v", err)
+			}
+		}
 		phys, err := o.physical(root)
 		if err != nil {
 			return err

@@ -41,6 +41,9 @@ var (
 	// ErrClientFatal is returned when librdkafka reports a fatal error: the client cannot
 	// continue (for example a fenced transactional producer) and the job must restart.
 	ErrClientFatal = errors.New("fatal Kafka client error")
+	// ErrBadSinkState is returned when an exactly-once sink is restored from state it
+	// cannot read.
+	ErrBadSinkState = errors.New("bad Kafka sink state")
 	// ErrClosed is returned by a source or sink used after Close.
 	ErrClosed = errors.New("kafka connector closed")
 )

@@ -6,12 +6,15 @@ import (
 
 func init() {
 	connectors.Register(&connectors.Factory{
-		Name:      "kafka",
-		Options:   optionSpecs(false),
-		Prefixes:  []string{propertiesPrefix},
-		Metadata:  metadataSpecs(),
-		Formats:   formatNames,
-		Validate:  func(t connectors.TableInfo) error { return Validate(t, false) },
+		Name:     "kafka",
+		Options:  optionSpecs(false),
+		Prefixes: []string{propertiesPrefix},
+		Metadata: metadataSpecs(),
+		Formats:  formatNames,
+		Validate: func(t connectors.TableInfo) error { return Validate(t, false) },
+		ValidateWrite: func(t connectors.TableInfo, settings map[string]string) error {
+			return ValidateWrite(t, settings, false)
+		},
 		SplitNoun: "partitions",
 		NewSource: NewSource,
 		NewSink:   NewSink,
@@ -23,6 +26,9 @@ func init() {
 		Metadata: metadataSpecs(),
 		Formats:  formatNames,
 		Validate: func(t connectors.TableInfo) error { return Validate(t, true) },
+		ValidateWrite: func(t connectors.TableInfo, settings map[string]string) error {
+			return ValidateWrite(t, settings, true)
+		},
 		// Reading upsert-kafka yields a changelog (+I, +U, -D per key), which
 		// connectors.SourceBatch cannot carry yet: rows have no change kind.
 		NewSink: NewUpsertSink,

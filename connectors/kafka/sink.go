@@ -49,14 +49,16 @@ type Sink struct {
 	partitionsRead time.Time
 	next           int32 // round-robin: the next partition
 
-	txn   bool // exactly-once: records go in transactions
-	inTxn bool
+	// tx is the exactly-once path (sink_txn.go): records go in transactions through
+	// franz-go, and producer is nil.
+	tx *txnPool
 
 	buffer      map[string]bufferedChange // upsert-kafka: last change per key
 	order       []string                  // keys of buffer in arrival order
 	lastFlush   time.Time
 	outstanding atomic.Int64
 	closed      bool
+	flushes     uint64 // exactly-once without checkpoints: Flush calls, as checkpoint ids
 
 	mu        sync.Mutex
 	errs      []error // delivery errors since the last Flush (the first few)
@@ -69,16 +71,43 @@ type bufferedChange struct {
 	key, value []byte // value nil: a tombstone
 }
 
-var _ connectors.Sink = (*Sink)(nil)
+var (
+	_ connectors.Sink           = (*Sink)(nil)
+	_ connectors.Reporter       = (*Sink)(nil)
+	_ connectors.CommittingSink = exactlyOnceSink{}
+)
 
 // NewSink opens a 'kafka' sink; it is the factory's NewSink.
 func NewSink(ctx context.Context, cfg connectors.SinkConfig) (connectors.Sink, error) {
-	return OpenSink(ctx, cfg, false)
+	return newSink(ctx, cfg, false)
 }
 
 // NewUpsertSink opens an 'upsert-kafka' sink; it is that factory's NewSink.
 func NewUpsertSink(ctx context.Context, cfg connectors.SinkConfig) (connectors.Sink, error) {
-	return OpenSink(ctx, cfg, true)
+	return newSink(ctx, cfg, true)
+}
+
+func newSink(ctx context.Context, cfg connectors.SinkConfig, upsert bool) (connectors.Sink, error) {
+	s, err := OpenSink(ctx, cfg, upsert)
+	if err != nil {
+		return nil, err
+	}
+	if s.tx != nil {
+		return exactlyOnceSink{s}, nil
+	}
+	return s, nil
+}
+
+// exactlyOnceSink is a Sink with 'exactly-once': a connectors.CommittingSink, so that a
+// job that checkpoints commits its transactions in two phases.
+type exactlyOnceSink struct{ *Sink }
+
+func (e exactlyOnceSink) PrepareCommit(ctx context.Context, id uint64) ([]byte, error) {
+	return e.Sink.PrepareCommit(ctx, id)
+}
+
+func (e exactlyOnceSink) CheckpointComplete(ctx context.Context, id uint64) error {
+	return e.Sink.CheckpointComplete(ctx, id)
 }
 
 // OpenSink opens a sink of 'kafka' (upsert false) or 'upsert-kafka'. With
@@ -114,6 +143,17 @@ func OpenSink(ctx context.Context, cfg connectors.SinkConfig, upsert bool) (*Sin
 		s.lastFlush = clock.Now()
 	}
 
+	if o.delivery == deliveryExactlyOnce {
+		if err := s.openTxnPool(ctx, cfg); err != nil {
+			if s.tx != nil {
+				s.closeTxn()
+			}
+			return nil, err
+		}
+		close(s.events)
+		return s, nil
+	}
+
 	conf := ckafka.ConfigMap{}
 	for k, v := range set.rd {
 		conf[k] = v
@@ -128,24 +168,12 @@ func OpenSink(ctx context.Context, cfg connectors.SinkConfig, upsert bool) (*Sin
 	conf["go.delivery.report.fields"] = "none"
 	conf["go.logs.channel.enable"] = true
 	conf["go.logs.channel"] = s.logs
-	if o.delivery == deliveryExactlyOnce {
-		s.txn = true
-		conf["transactional.id"] = o.transactionPrefix + "-" + cfg.Name
-	}
 	go forwardLogs(s.logs, s.logsQuit, s.log, cfg.Name)
 	if s.producer, err = ckafka.NewProducer(&conf); err != nil {
 		close(s.logsQuit)
 		return nil, fmt.Errorf("kafka sink %s: create producer: %w", cfg.Name, err)
 	}
 	go s.readDeliveries()
-	if s.txn {
-		if err := s.producer.InitTransactions(ctx); err != nil {
-			s.producer.Close()
-			<-s.events
-			close(s.logsQuit)
-			return nil, fmt.Errorf("kafka sink %s: init transactions: %w", cfg.Name, err)
-		}
-	}
 	return s, nil
 }
 
@@ -327,11 +355,8 @@ func (s *Sink) sendBuffer(ctx context.Context) error {
 // send hands one record to librdkafka, which copies key and value. When its queue is
 // full, send waits for deliveries to make room, up to max.block.ms.
 func (s *Sink) send(ctx context.Context, key, value []byte) error {
-	if s.txn && !s.inTxn {
-		if err := s.producer.BeginTransaction(); err != nil {
-			return fmt.Errorf("kafka sink %s: begin transaction: %w", s.opts.table, err)
-		}
-		s.inTxn = true
+	if s.tx != nil {
+		return s.produceTxn(ctx, key, value)
 	}
 	partition, err := s.partition(key)
 	if err != nil {
@@ -410,7 +435,8 @@ func (s *Sink) refreshPartitions() error {
 
 // Flush makes everything written durable and returns the delivery errors since the
 // last Flush. 'none' sends buffered rows but does not wait; 'at-least-once' waits for
-// every acknowledgement; 'exactly-once' commits the open transaction.
+// every acknowledgement; 'exactly-once' commits the open transaction (a job that
+// checkpoints calls PrepareCommit and CheckpointComplete instead).
 func (s *Sink) Flush(ctx context.Context) error {
 	if s.closed {
 		return ErrClosed
@@ -424,17 +450,12 @@ func (s *Sink) Flush(ctx context.Context) error {
 	case s.opts.delivery == deliveryNone:
 		s.takeErrors()
 		return nil
-	case s.txn:
-		if !s.inTxn {
-			return s.takeErrors()
-		}
-		err := s.commitTxn(ctx)
-		s.inTxn = false
-		if err != nil {
-			s.takeErrors()
+	case s.tx != nil:
+		s.flushes++
+		if err := s.preCommit(ctx, s.flushes); err != nil {
 			return err
 		}
-		return s.takeErrors()
+		return s.commitStaged(ctx, s.flushes)
 	}
 	for s.producer.Flush(100) > 0 || s.outstanding.Load() > 0 {
 		if err := ctx.Err(); err != nil {
@@ -444,32 +465,36 @@ func (s *Sink) Flush(ctx context.Context) error {
 	return s.takeErrors()
 }
 
-// commitTxn commits the open transaction, retrying what librdkafka calls retriable; a
-// transaction that must be aborted is aborted and its records reported as not delivered.
-func (s *Sink) commitTxn(ctx context.Context) error {
-	for {
-		err := s.producer.CommitTransaction(ctx)
-		if err == nil {
-			return nil
-		}
-		var ke ckafka.Error
-		if !errors.As(err, &ke) {
-			return fmt.Errorf("kafka sink %s: commit transaction: %w", s.opts.table, err)
-		}
-		switch {
-		case ke.IsFatal():
-			return fmt.Errorf("kafka sink %s: commit transaction: %w: %v", s.opts.table, ErrClientFatal, err)
-		case ke.TxnRequiresAbort():
-			if aerr := s.producer.AbortTransaction(ctx); aerr != nil {
-				return fmt.Errorf("kafka sink %s: %w: transaction failed (%v) and aborting it failed: %v",
-					s.opts.table, ErrDelivery, err, aerr)
-			}
-			return fmt.Errorf("kafka sink %s: %w: transaction aborted: %v", s.opts.table, ErrDelivery, err)
-		case ke.IsRetriable() && ctx.Err() == nil:
-			continue
-		}
-		return fmt.Errorf("kafka sink %s: commit transaction: %w", s.opts.table, err)
+// PrepareCommit flushes the open transaction and leaves it open, staged for checkpoint
+// id; the returned state names every staged transaction (connectors.CommittingSink).
+// Only the exactly-once sink is a CommittingSink.
+func (s *Sink) PrepareCommit(ctx context.Context, id uint64) ([]byte, error) {
+	if s.closed {
+		return nil, ErrClosed
 	}
+	if s.buffer != nil {
+		if err := s.sendBuffer(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if s.tx == nil {
+		return nil, s.Flush(ctx)
+	}
+	if err := s.preCommit(ctx, id); err != nil {
+		return nil, err
+	}
+	return s.tx.state()
+}
+
+// CheckpointComplete commits the transactions staged for checkpoints up to id.
+func (s *Sink) CheckpointComplete(ctx context.Context, id uint64) error {
+	if s.closed {
+		return ErrClosed
+	}
+	if s.tx == nil {
+		return nil
+	}
+	return s.commitStaged(ctx, id)
 }
 
 // takeErrors returns and clears the delivery errors gathered since the last call.
@@ -508,6 +533,19 @@ func (s *Sink) Stats() SinkStats {
 	return SinkStats{Delivered: s.delivered.Load(), Failed: s.failed.Load()}
 }
 
+// Report gives the sink's delivery counters and, with 'exactly-once', its transactions
+// (connectors.Reporter).
+func (s *Sink) Report() []connectors.Measure {
+	ms := []connectors.Measure{
+		{Name: "records_delivered_total", Help: "Records Kafka acknowledged.", Kind: connectors.Counter, Value: float64(s.delivered.Load())},
+		{Name: "records_failed_total", Help: "Records Kafka did not accept.", Kind: connectors.Counter, Value: float64(s.failed.Load())},
+	}
+	if s.tx != nil {
+		ms = append(ms, s.tx.measures()...)
+	}
+	return ms
+}
+
 // Close releases the producer. Records written since the last Flush are not made
 // durable: an open transaction is aborted, other records get a few seconds to go out.
 func (s *Sink) Close() error {
@@ -515,15 +553,12 @@ func (s *Sink) Close() error {
 		return nil
 	}
 	s.closed = true
-	if s.inTxn {
-		ctx, cancel := context.WithTimeout(context.Background(), closeWait)
-		if err := s.producer.AbortTransaction(ctx); err != nil {
-			s.log.Warn("kafka sink: aborting the open transaction failed", "table", s.opts.table, "error", err)
-		}
-		cancel()
-	} else {
-		s.producer.Flush(int(closeWait / time.Millisecond))
+	if s.tx != nil {
+		s.closeTxn()
+		close(s.logsQuit)
+		return nil
 	}
+	s.producer.Flush(int(closeWait / time.Millisecond))
 	s.producer.Close()
 	<-s.events
 	close(s.logsQuit)
