@@ -8,6 +8,7 @@ import (
 	"github.com/pipesql/pipesql/connectors"
 	_ "github.com/pipesql/pipesql/connectors/builtin" // the filesystem connector
 	_ "github.com/pipesql/pipesql/connectors/formats" // json and csv
+	_ "github.com/pipesql/pipesql/connectors/nexmark" // the nexmark source
 	"github.com/pipesql/pipesql/exec"
 	"github.com/pipesql/pipesql/parser"
 	"github.com/pipesql/pipesql/planner"
