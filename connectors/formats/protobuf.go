@@ -168,6 +168,7 @@ type pbMessage struct {
 	name   protoreflect.FullName
 	fields []pbField
 	byNum  map[protowire.Number]int
+	dense  []int // byNum as a slice for small field numbers: -1 where no column
 	width  int
 	oneofs int
 }
@@ -228,6 +229,19 @@ func buildPBMessage(md protoreflect.MessageDescriptor, fields []types.Field, cfg
 		m.fields = append(m.fields, pf)
 	}
 	m.oneofs = len(oneofIdx)
+	maxNum := protowire.Number(0)
+	for n := range m.byNum {
+		maxNum = max(maxNum, n)
+	}
+	if maxNum < 512 {
+		m.dense = make([]int, maxNum+1)
+		for i := range m.dense {
+			m.dense[i] = -1
+		}
+		for n, i := range m.byNum {
+			m.dense[n] = i
+		}
+	}
 	return m, nil
 }
 
@@ -557,6 +571,20 @@ func wantWire(k protoreflect.Kind) protowire.Type {
 	return protowire.VarintType
 }
 
+// field returns the index of the field numbered num, -1 when no column wants it.
+func (m *pbMessage) field(num protowire.Number) int {
+	if m.dense != nil {
+		if num >= 0 && int(num) < len(m.dense) {
+			return m.dense[num]
+		}
+		return -1
+	}
+	if i, ok := m.byNum[num]; ok {
+		return i
+	}
+	return -1
+}
+
 // decode reads the fields of one message from b into st. Fields without a column are
 // skipped unread.
 func (m *pbMessage) decode(b []byte, st *pbState, cfg protobufConfig) error {
@@ -566,8 +594,8 @@ func (m *pbMessage) decode(b []byte, st *pbState, cfg protobufConfig) error {
 			return &pbWireError{err: fmt.Errorf("not a %s message: %v", m.name, protowire.ParseError(n))}
 		}
 		b = b[n:]
-		i, want := m.byNum[num]
-		if !want {
+		i := m.field(num)
+		if i < 0 {
 			n = protowire.ConsumeFieldValue(num, typ, b)
 			if n < 0 {
 				return &pbWireError{err: fmt.Errorf("not a %s message: field number %d: %v", m.name, num, protowire.ParseError(n))}

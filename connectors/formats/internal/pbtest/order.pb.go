@@ -397,6 +397,107 @@ func (x *Click) GetUrl() string {
 	return ""
 }
 
+// BenchEvent holds the fields of the JSON benchmark's event (bench_test.go).
+type BenchEvent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	EventId       string                 `protobuf:"bytes,1,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	UserId        string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	App           string                 `protobuf:"bytes,3,opt,name=app,proto3" json:"app,omitempty"`
+	EventType     string                 `protobuf:"bytes,4,opt,name=event_type,json=eventType,proto3" json:"event_type,omitempty"`
+	Ts            *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=ts,proto3" json:"ts,omitempty"`
+	Country       string                 `protobuf:"bytes,6,opt,name=country,proto3" json:"country,omitempty"`
+	Device        string                 `protobuf:"bytes,7,opt,name=device,proto3" json:"device,omitempty"`
+	DurationMs    int64                  `protobuf:"varint,8,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BenchEvent) Reset() {
+	*x = BenchEvent{}
+	mi := &file_order_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BenchEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BenchEvent) ProtoMessage() {}
+
+func (x *BenchEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_order_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BenchEvent.ProtoReflect.Descriptor instead.
+func (*BenchEvent) Descriptor() ([]byte, []int) {
+	return file_order_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *BenchEvent) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+func (x *BenchEvent) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *BenchEvent) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *BenchEvent) GetEventType() string {
+	if x != nil {
+		return x.EventType
+	}
+	return ""
+}
+
+func (x *BenchEvent) GetTs() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Ts
+	}
+	return nil
+}
+
+func (x *BenchEvent) GetCountry() string {
+	if x != nil {
+		return x.Country
+	}
+	return ""
+}
+
+func (x *BenchEvent) GetDevice() string {
+	if x != nil {
+		return x.Device
+	}
+	return ""
+}
+
+func (x *BenchEvent) GetDurationMs() int64 {
+	if x != nil {
+		return x.DurationMs
+	}
+	return 0
+}
+
 type Order_Item struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Sku           string                 `protobuf:"bytes,1,opt,name=sku,proto3" json:"sku,omitempty"`
@@ -407,7 +508,7 @@ type Order_Item struct {
 
 func (x *Order_Item) Reset() {
 	*x = Order_Item{}
-	mi := &file_order_proto_msgTypes[5]
+	mi := &file_order_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -419,7 +520,7 @@ func (x *Order_Item) String() string {
 func (*Order_Item) ProtoMessage() {}
 
 func (x *Order_Item) ProtoReflect() protoreflect.Message {
-	mi := &file_order_proto_msgTypes[5]
+	mi := &file_order_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -496,7 +597,19 @@ const file_order_proto_rawDesc = "" +
 	"\x03zip\x18\x02 \x01(\tR\x03zip\")\n" +
 	"\x05Click\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
-	"\x03url\x18\x02 \x01(\tR\x03urlBU\n" +
+	"\x03url\x18\x02 \x01(\tR\x03url\"\xf0\x01\n" +
+	"\n" +
+	"BenchEvent\x12\x19\n" +
+	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x10\n" +
+	"\x03app\x18\x03 \x01(\tR\x03app\x12\x1d\n" +
+	"\n" +
+	"event_type\x18\x04 \x01(\tR\teventType\x12*\n" +
+	"\x02ts\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02ts\x12\x18\n" +
+	"\acountry\x18\x06 \x01(\tR\acountry\x12\x16\n" +
+	"\x06device\x18\a \x01(\tR\x06device\x12\x1f\n" +
+	"\vduration_ms\x18\b \x01(\x03R\n" +
+	"durationMsBU\n" +
 	"\x12com.example.ordersP\x01Z=github.com/pipesql/pipesql/connectors/formats/internal/pbtestb\x06proto3"
 
 var (
@@ -512,30 +625,32 @@ func file_order_proto_rawDescGZIP() []byte {
 }
 
 var file_order_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_order_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_order_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_order_proto_goTypes = []any{
 	(Order_Status)(0),             // 0: pipesql.test.Order.Status
 	(*Order)(nil),                 // 1: pipesql.test.Order
 	(*Address)(nil),               // 2: pipesql.test.Address
 	(*Click)(nil),                 // 3: pipesql.test.Click
-	nil,                           // 4: pipesql.test.Order.TagsEntry
-	nil,                           // 5: pipesql.test.Order.StockEntry
-	(*Order_Item)(nil),            // 6: pipesql.test.Order.Item
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(*BenchEvent)(nil),            // 4: pipesql.test.BenchEvent
+	nil,                           // 5: pipesql.test.Order.TagsEntry
+	nil,                           // 6: pipesql.test.Order.StockEntry
+	(*Order_Item)(nil),            // 7: pipesql.test.Order.Item
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
 }
 var file_order_proto_depIdxs = []int32{
 	0, // 0: pipesql.test.Order.status:type_name -> pipesql.test.Order.Status
-	6, // 1: pipesql.test.Order.items:type_name -> pipesql.test.Order.Item
-	4, // 2: pipesql.test.Order.tags:type_name -> pipesql.test.Order.TagsEntry
+	7, // 1: pipesql.test.Order.items:type_name -> pipesql.test.Order.Item
+	5, // 2: pipesql.test.Order.tags:type_name -> pipesql.test.Order.TagsEntry
 	2, // 3: pipesql.test.Order.ship_to:type_name -> pipesql.test.Address
-	7, // 4: pipesql.test.Order.created:type_name -> google.protobuf.Timestamp
-	5, // 5: pipesql.test.Order.stock:type_name -> pipesql.test.Order.StockEntry
-	6, // 6: pipesql.test.Order.StockEntry.value:type_name -> pipesql.test.Order.Item
-	7, // [7:7] is the sub-list for method output_type
-	7, // [7:7] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	8, // 4: pipesql.test.Order.created:type_name -> google.protobuf.Timestamp
+	6, // 5: pipesql.test.Order.stock:type_name -> pipesql.test.Order.StockEntry
+	8, // 6: pipesql.test.BenchEvent.ts:type_name -> google.protobuf.Timestamp
+	7, // 7: pipesql.test.Order.StockEntry.value:type_name -> pipesql.test.Order.Item
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_order_proto_init() }
@@ -553,7 +668,7 @@ func file_order_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_order_proto_rawDesc), len(file_order_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
