@@ -26,6 +26,9 @@ type FormatFactory struct {
 	NewDecoder func(cols []ProducedColumn, opts map[string]string) (Decoder, error)
 	// NewEncoder returns an encoder of rows of schema.
 	NewEncoder func(schema types.Schema, opts map[string]string) (Encoder, error)
+	// Bulk is set for formats that encode whole files (parquet; see BulkFormat), whose
+	// NewDecoder and NewEncoder are nil.
+	Bulk *BulkFormat
 	// Changelog is what the format's records say (debezium-json: AllChangesMode); its
 	// decoders implement ChangeDecoder when it is not InsertOnlyMode.
 	Changelog ChangelogMode

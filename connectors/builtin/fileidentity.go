@@ -43,7 +43,7 @@ var _ connectors.Identified = (*fileSource)(nil)
 func (s *fileSource) Identity() ([]byte, error) {
 	out := map[string]fileIdentity{}
 	for p, st := range s.files {
-		if st.Offset == 0 && !st.Done {
+		if st.Offset == 0 && st.Rows == 0 && !st.Done {
 			continue
 		}
 		id, ok := s.idents[p]
@@ -78,7 +78,7 @@ func (s *fileSource) CheckRestored(ctx context.Context, saved []byte) error {
 	}
 	paths := make([]string, 0, len(s.files))
 	for p, st := range s.files {
-		if st.Offset > 0 || st.Done {
+		if st.Offset > 0 || st.Rows > 0 || st.Done {
 			paths = append(paths, p)
 		}
 	}

@@ -52,9 +52,9 @@ var filesystemOptions = []connectors.OptionSpec{
 	{Key: optRollInterval, Type: connectors.DurationOption, Default: "30 min", Sink: true,
 		Description: "a part file is closed when it has been open this long"},
 	{Key: optRollCheck, Type: connectors.DurationOption, Default: "1 min", Sink: true,
-		Description: "accepted for compatibility: pipesql checks the rolling policy on every write"},
-	{Key: optRollInactivity, Type: connectors.DurationOption, Sink: true,
-		Description: "accepted for compatibility: part files are closed at every checkpoint"},
+		Description: "how often the rollover and inactivity intervals are checked"},
+	{Key: optRollInactivity, Type: connectors.DurationOption, Default: "30 min", Sink: true,
+		Description: "a part file is closed when no row has been written to it this long"},
 	{Key: optSinkParallelism, Type: connectors.IntOption, Sink: true,
 		Description: "accepted for compatibility: pipesql writes with one writer"},
 }
@@ -101,9 +101,9 @@ func validateFilesystem(t connectors.TableInfo) error {
 func lookupFormat(t connectors.TableInfo) (*connectors.FormatFactory, map[string]string, error) {
 	name := strings.ToLower(strings.TrimSpace(t.Options[optFormat]))
 	f, ok := connectors.LookupFormat(name)
-	if !ok {
+	if !ok || !isFilesystemFormat(name) {
 		return nil, nil, &connectors.OptionError{Table: t.Name, Key: optFormat, Value: t.Options[optFormat],
-			Err: fmt.Errorf("%w: unknown format (filesystem reads and writes json and csv)", connectors.ErrInvalidOption)}
+			Err: fmt.Errorf("%w: unknown format (filesystem reads and writes %s)", connectors.ErrInvalidOption, strings.Join(filesystemFormatNames(), ", "))}
 	}
 	return f, connectors.FormatOptions(t.Options, "", name), nil
 }
@@ -119,6 +119,7 @@ type fileState struct {
 	Offset int64 `json:"offset"`
 	Line   int64 `json:"line"`
 	Done   bool  `json:"done,omitempty"`
+	Rows   int64 `json:"rows,omitempty"` // rows returned from a bulk (parquet) file, whose Offset stays 0
 }
 
 // fileSourceState is the snapshot of a filesystem source, behind a version byte.
@@ -139,6 +140,14 @@ type fileSource struct {
 	monitor time.Duration
 	clock   connectors.Clock
 	log     connectors.Logger
+	// bulk is set for a bulk format (parquet), read through bulkCols; parts for a
+	// PARTITIONED BY table, whose key columns come from the path (filesystem_read.go).
+	bulk     *connectors.BulkFormat
+	fopts    map[string]string
+	bulkCols []connectors.ProducedColumn
+	parts    *partitionSpec
+	layout   []colSource
+	schema   types.Schema // the table's physical columns
 
 	files    map[string]*fileState   // every file seen, by path
 	idents   map[string]fileIdentity // files read from, as they were when opened (fileidentity.go)
@@ -155,6 +164,8 @@ type openFile struct {
 	st    *fileState
 	meta  []types.Value // metadata values of the file, in meta order
 	carry []byte        // a line longer than the reader's buffer, read so far
+	bulk  connectors.BulkReader
+	part  []types.Value // the partition values of the file, in key order
 }
 
 func newFileSource(cfg connectors.SourceConfig, clk connectors.Clock) (*fileSource, error) {
@@ -189,7 +200,7 @@ func newFileSource(cfg connectors.SourceConfig, clk connectors.Clock) (*fileSour
 		}
 		s.meta = append(s.meta, p.MetadataKey)
 	}
-	if s.dec, err = connectors.NewProjectedDecoder(f, cfg.Schema, cfg.Produce, fopts); err != nil {
+	if err = s.setupDecoding(cfg, f, fopts); err != nil {
 		return fail(err)
 	}
 	if cfg.Restored != nil {
@@ -301,6 +312,11 @@ func (s *fileSource) open(path string) error {
 		}
 	}
 	s.cur = o
+	if err := s.openData(o, info); err != nil {
+		s.cur = nil
+		f.Close()
+		return err
+	}
 	return nil
 }
 
@@ -329,12 +345,18 @@ func (o *openFile) readLine() (line []byte, n int, err error) {
 
 func (s *fileSource) closeCurrent() {
 	if s.cur != nil {
+		if s.cur.bulk != nil {
+			s.cur.bulk.Close()
+		}
 		s.cur.f.Close()
 		s.cur = nil
 	}
 }
 
 func (s *fileSource) Poll(ctx context.Context, maxWait time.Duration) ([]connectors.SourceBatch, error) {
+	if s.bulk != nil {
+		return s.pollBulk(ctx, maxWait)
+	}
 	var batches []connectors.SourceBatch
 	var rows []types.Row
 	flush := func() {
