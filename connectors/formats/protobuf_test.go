@@ -175,7 +175,7 @@ func orderRow(o *pbtest.Order) types.Row {
 	return row
 }
 
-func checkRow(t *testing.T, what string, got, want types.Row, schema types.Schema) {
+func checkPBRow(t *testing.T, what string, got, want types.Row, schema types.Schema) {
 	t.Helper()
 	for i := range want {
 		if !sameValue(got[i], want[i]) {
@@ -213,7 +213,7 @@ func TestProtobufRoundTripGenerated(t *testing.T) {
 				if err := dec.Decode(data, row); err != nil {
 					t.Fatalf("order %d: %v", i, err)
 				}
-				checkRow(t, "order "+o.String(), row, orderRow(o), orderSchema)
+				checkPBRow(t, "order "+o.String(), row, orderRow(o), orderSchema)
 				out, err := enc.Encode(nil, row)
 				if err != nil {
 					t.Fatalf("encode order %d: %v", i, err)
@@ -247,7 +247,7 @@ func TestProtobufProjection(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := types.Row{types.RowValue([]types.Value{types.StringValue("Gouda"), types.StringValue("")}), types.IntValue(types.Int, 2), types.NullValue}
-	checkRow(t, "projection", row, want, types.Schema{{Name: "ship_to"}, {Name: "status"}, {Name: "unused"}})
+	checkPBRow(t, "projection", row, want, types.Schema{{Name: "ship_to"}, {Name: "status"}, {Name: "unused"}})
 }
 
 // TestProtobufWrongMessage reads a Click where an Order is expected: field 1 is a
@@ -314,7 +314,7 @@ func TestProtobufDefaults(t *testing.T) {
 		if err := d.Decode(data, row); err != nil {
 			t.Fatal(err)
 		}
-		checkRow(t, "read-default-values "+c.readDefaults, row, c.want, schema)
+		checkPBRow(t, "read-default-values "+c.readDefaults, row, c.want, schema)
 	}
 	// Written: NULL leaves a field unset, and the generated code sees its default.
 	enc, err := NewProtobufEncoder(schema, descOpts("pipesql.test2.Legacy"))
