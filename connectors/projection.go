@@ -54,7 +54,11 @@ func NewProjectedDecoder(f *FormatFactory, physical types.Schema, produce []Prod
 	if err != nil {
 		return nil, err
 	}
-	return &projectedDecoder{dec: dec, pick: pick, scratch: make(types.Row, len(physical))}, nil
+	pd := projectedDecoder{dec: dec, pick: pick, scratch: make(types.Row, len(physical))}
+	if cd, ok := dec.(ChangeDecoder); ok {
+		return &projectedChangeDecoder{projectedDecoder: pd, changes: cd}, nil
+	}
+	return &pd, nil
 }
 
 // projectedDecoder decodes into a row of all physical columns and copies out the wanted ones.
@@ -74,5 +78,44 @@ func (d *projectedDecoder) Decode(data []byte, dst types.Row) error {
 	for i, j := range d.pick {
 		dst[i] = d.scratch[j]
 	}
+	return nil
+}
+
+// projectedChangeDecoder is a projectedDecoder over a ChangeDecoder: it is one too, and
+// a MetadataDecoder when the inner decoder is.
+type projectedChangeDecoder struct {
+	projectedDecoder
+	changes ChangeDecoder
+	nmeta   int
+	rows    []types.Row
+}
+
+func (d *projectedChangeDecoder) DecodeChanges(data []byte, rows []types.Row, kinds []RowKind) ([]types.Row, []RowKind, error) {
+	inner, kinds, err := d.changes.DecodeChanges(data, d.rows[:0], kinds)
+	d.rows = inner[:0]
+	if err != nil {
+		return rows, kinds, err
+	}
+	for _, r := range inner {
+		out := make(types.Row, len(d.pick)+d.nmeta)
+		for i, j := range d.pick {
+			out[i] = r[j]
+		}
+		copy(out[len(d.pick):], r[len(r)-d.nmeta:])
+		rows = append(rows, out)
+	}
+	clear(inner)
+	return rows, kinds, nil
+}
+
+func (d *projectedChangeDecoder) SetMetadata(keys []string, ts []types.Type) error {
+	md, ok := d.dec.(MetadataDecoder)
+	if !ok {
+		return fmt.Errorf("%w: the format has no metadata", ErrInvalidOption)
+	}
+	if err := md.SetMetadata(keys, ts); err != nil {
+		return err
+	}
+	d.nmeta = len(keys)
 	return nil
 }

@@ -18,6 +18,8 @@ type groupAggConfig struct {
 	// miniBatch (table.exec.mini-batch.enabled) emits one change per group per input
 	// batch instead of one per input row.
 	miniBatch bool
+	// retract: the input is updating (group_retract.go).
+	retract bool
 }
 
 func compileGroupAgg(n *planner.GroupAggregate, miniBatch bool) (*groupAggConfig, error) {
@@ -35,7 +37,7 @@ func compileGroupAgg(n *planner.GroupAggregate, miniBatch bool) (*groupAggConfig
 	if len(n.Out) != width {
 		return nil, fmt.Errorf("%w: group aggregate has %d output columns, want %d", ErrUnsupportedPlan, len(n.Out), width)
 	}
-	return &groupAggConfig{keys: n.Keys, aggs: aggs, width: width, miniBatch: miniBatch}, nil
+	return &groupAggConfig{keys: n.Keys, aggs: aggs, width: width, miniBatch: miniBatch, retract: n.Retract}, nil
 }
 
 // groupAggOp is a non-windowed GROUP BY. It emits an updating changelog as Flink's
@@ -59,6 +61,9 @@ type groupAggOp struct {
 
 func newGroupAggOp(cfg *groupAggConfig) (*groupAggOp, error) {
 	funcs, err := cfg.aggs.funcs()
+	if cfg.retract {
+		funcs, err = retractFuncs(cfg.aggs) // group_retract.go
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -70,14 +75,26 @@ func newGroupAggOp(cfg *groupAggConfig) (*groupAggOp, error) {
 
 func (o *groupAggOp) processBatch(ctx context.Context, b batch, out *outbox) error {
 	for i, row := range b.rows {
-		if k := b.kind(i); k != connectors.Insert {
-			// Retracting needs aggregates that can subtract; none here can.
+		k := b.kind(i)
+		if k != connectors.Insert && !o.cfg.retract {
+			// The planner plans a retracting aggregate over an updating input.
 			return fmt.Errorf("%w: group aggregate received %s", ErrRetraction, k)
 		}
 		o.keyBuf = appendRowKey(o.keyBuf[:0], row, o.cfg.keys)
-		g := o.groups.get(o.keyBuf, row, o.cfg.keys, o.funcs)
-		if err := o.cfg.aggs.add(g.bufs, row); err != nil {
-			return err
+		var g *aggGroup
+		if o.cfg.retract {
+			var err error
+			if g, err = o.applyChange(k, row); err != nil || g == nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		} else {
+			g = o.groups.get(o.keyBuf, row, o.cfg.keys, o.funcs)
+			if err := o.cfg.aggs.add(g.bufs, row); err != nil {
+				return err
+			}
 		}
 		if !o.cfg.miniBatch {
 			if err := o.emitChange(ctx, g, out); err != nil {
@@ -102,9 +119,19 @@ func (o *groupAggOp) processBatch(ctx context.Context, b batch, out *outbox) err
 
 // emitChange emits the change of g's result since the last emission.
 func (o *groupAggOp) emitChange(ctx context.Context, g *aggGroup, out *outbox) error {
+	if o.cfg.retract && groupRows(g) == 0 {
+		// Every row of the group was retracted: the group is gone.
+		if g.last != nil {
+			if err := out.emit(ctx, connectors.Delete, g.last); err != nil {
+				return err
+			}
+			g.last = nil
+		}
+		return nil
+	}
 	row := make(types.Row, o.cfg.width)
 	copy(row, g.key)
-	for i, b := range g.bufs {
+	for i, b := range g.bufs[:len(o.cfg.aggs.calls)] {
 		row[len(o.cfg.keys)+i] = b.Result()
 	}
 	prev := g.last

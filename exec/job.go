@@ -433,7 +433,7 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 			return newWindowAggOp(cfg, m, rt.clock)
 		}}, nil
 	case *planner.GroupAggregate:
-		if updating {
+		if updating && !n.Retract {
 			return nil, fmt.Errorf("%w: group aggregate over an updating input", ErrUnsupportedPlan)
 		}
 		cfg, err := compileGroupAgg(n, c.miniBatch)

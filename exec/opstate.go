@@ -227,6 +227,9 @@ func describeWindowAgg(n *planner.WindowAggregate) string {
 func describeGroupAgg(n *planner.GroupAggregate) string {
 	var b strings.Builder
 	b.WriteString("group aggregate")
+	if n.Retract {
+		b.WriteString(" retracting")
+	}
 	describeAggState(&b, n.Input.Schema(), n.Keys, n.Aggs)
 	return b.String()
 }

@@ -140,3 +140,32 @@ func (o *optimizer) pruneNormalize(x *ChangelogNormalize, used []bool) (Node, []
 	}
 	return &ChangelogNormalize{Input: in, Keys: remapInts(x.Keys, m)}, m, nil
 }
+
+// retracting makes g an aggregate over an updating input: COUNT, SUM and AVG subtract,
+// MIN, MAX and the DISTINCT aggregates keep each value with its count.
+func retracting(g *GroupAggregate) {
+	g.Retract = true
+	for i := range g.Aggs {
+		a := &g.Aggs[i]
+		switch {
+		case a.Func == AggMin || a.Func == AggMax || a.Distinct || a.Func == AggApproxCountDi:
+			a.State = StateRetractMultiset
+		case a.Func == AggCount:
+			a.State = StateCounter
+		case a.Func == AggSum:
+			a.State = StateSum
+		default:
+			a.State = StateAvg
+		}
+	}
+}
+
+// retractNames names the aggregates of a retracting GroupAggregate as Flink's EXPLAIN
+// does (COUNT_RETRACT, MAX_RETRACT, ...).
+func retractNames(aggs []AggCall) []AggCall {
+	out := append([]AggCall(nil), aggs...)
+	for i := range out {
+		out[i].Func += "_RETRACT"
+	}
+	return out
+}

@@ -277,6 +277,9 @@ func (n *WindowAggregate) Explain() string {
 }
 
 func (n *GroupAggregate) Explain() string {
+	if n.Retract {
+		return fmt.Sprintf("GroupAggregate(%s)", explainAggs(n.Input.Schema(), n.Keys, retractNames(n.Aggs)))
+	}
 	return fmt.Sprintf("GroupAggregate(%s)", explainAggs(n.Input.Schema(), n.Keys, n.Aggs))
 }
 

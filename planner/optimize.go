@@ -135,7 +135,7 @@ func (o *optimizer) prune(n Node, used []bool) (Node, []int, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return &GroupAggregate{Input: in, Keys: remapInts(x.Keys, m), Aggs: remapAggs(x.Aggs, m), Out: x.Out}, seq(len(x.Out)), nil
+		return &GroupAggregate{Input: in, Keys: remapInts(x.Keys, m), Aggs: remapAggs(x.Aggs, m), Out: x.Out, Retract: x.Retract}, seq(len(x.Out)), nil
 	case *Rank:
 		return o.pruneRank(x, used)
 	case *Deduplicate:

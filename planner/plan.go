@@ -131,6 +131,9 @@ const (
 	StateRoaring64      StateKind = "roaring64 bitmap"            // BIGINT keys
 	StateRoaringDict    StateKind = "roaring bitmap + dictionary" // string and other keys, dictionary-encoded to dense ids
 	StateDistinctValues StateKind = "distinct value set"          // DISTINCT over types with no exact dense encoding
+	// StateRetractMultiset: MIN/MAX and DISTINCT aggregates over an updating input keep
+	// each value with its count, so that a retracted value can be taken back.
+	StateRetractMultiset StateKind = "value counts"
 )
 
 // AggCall is one aggregate in an aggregation node.
@@ -163,6 +166,9 @@ type GroupAggregate struct {
 	Keys  []int
 	Aggs  []AggCall
 	Out   types.Schema
+	// Retract is set when the input is updating: the aggregates take back -U/-D rows
+	// (state kinds that can), and a group whose rows are all retracted is deleted (-D).
+	Retract bool
 }
 
 // WindowTableFunction adds window_start, window_end and window_time to each row, once per

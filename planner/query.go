@@ -234,11 +234,8 @@ func (p *planner) planProjection(items []selectItem, from *relation, where Expr)
 
 // distinct plans SELECT DISTINCT as a grouping by every column without aggregates.
 func distinct(pos parser.Pos, rel *relation) (*relation, error) {
-	if rel.changelog != InsertOnly {
-		return nil, errAt(pos, ErrUnsupported, "unsupported: SELECT DISTINCT over an updating input")
-	}
 	in := rel.node.Schema()
-	agg := &GroupAggregate{Input: rel.node}
+	agg := &GroupAggregate{Input: rel.node, Retract: rel.changelog != InsertOnly}
 	out := &scope{}
 	for i, c := range in {
 		agg.Keys = append(agg.Keys, i)
@@ -262,9 +259,6 @@ type groupItem struct {
 }
 
 func (p *planner) planAggregate(sel *parser.Select, items []selectItem, from *relation, where Expr) (*relation, error) {
-	if from.changelog != InsertOnly {
-		return nil, errAt(sel.At, ErrUnsupported, "unsupported: aggregation over an updating input (an aggregate of an aggregate)")
-	}
 	ctx := newAggContext(from.scope)
 	gb := &binder{scope: from.scope, clause: "GROUP BY"}
 	var groups []groupItem
@@ -316,6 +310,10 @@ func (p *planner) planAggregate(sel *parser.Select, items []selectItem, from *re
 		if from.tvf == nil || from.tvf.win != tvfWin {
 			return nil, errAt(tvfPos, ErrUnsupported, "unsupported: window aggregation over the window columns of a subquery or view; group by window_start, window_end in the SELECT whose FROM is the TABLE(%s(...)) itself", tvfWin.win.Kind)
 		}
+	if from.changelog != InsertOnly && (ctx.legacy != nil || tvfWin != nil) {
+		// As Flink: a window aggregate fires each window once and cannot take rows back.
+		return nil, errAt(sel.At, ErrUpdatingInput, "unsupported: a window aggregation over an updating input (WindowAggregate doesn't support consuming update and delete changes which is produced by node %s)", updatingNode(from.node))
+	}
 		ctx.window = tvfWin
 		ctx.tvfProps = map[int]winProp{}
 		input = from.tvf.input
@@ -436,8 +434,12 @@ func (p *planner) planAggregate(sel *parser.Select, items []selectItem, from *re
 		out = append(out, w.columns()...)
 		aggNode = &WindowAggregate{Input: pre, Window: win, Keys: seq(k), Aggs: aggs, Out: out}
 	} else {
-		aggNode = &GroupAggregate{Input: pre, Keys: seq(k), Aggs: aggs, Out: out}
-		if nAggs > 0 {
+		g := &GroupAggregate{Input: pre, Keys: seq(k), Aggs: aggs, Out: out}
+		if from.changelog != InsertOnly {
+			retracting(g) // changelog.go
+		}
+		aggNode = g
+		if nAggs > 0 || g.Retract {
 			changelog = Updating
 		}
 	}

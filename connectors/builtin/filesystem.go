@@ -43,7 +43,7 @@ const (
 var filesystemOptions = []connectors.OptionSpec{
 	{Key: optPath, Type: connectors.StringOption, Required: true, Source: true, Sink: true,
 		Description: "a file or a directory of files (read recursively in name order; written as part files)"},
-	{Key: optFormat, Type: connectors.EnumOption, Required: true, Enum: []string{"json", "csv"}, Source: true, Sink: true,
+	{Key: optFormat, Type: connectors.EnumOption, Required: true, Enum: []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json"}, Source: true, Sink: true,
 		Description: "the format of the files"},
 	{Key: optMonitorInterval, Type: connectors.DurationOption, Source: true,
 		Description: "when set, the source is unbounded and looks for new files this often"},
@@ -68,7 +68,7 @@ var filesystemFactory = &connectors.Factory{
 		{Key: metaFileSize, Type: types.TypeBigInt.WithNotNull(true)},
 		{Key: metaFileModTime, Type: types.TimestampLTZType(3).WithNotNull(true)},
 	},
-	Formats:   []string{"json", "csv"},
+	Formats:   []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json"},
 	Validate:  validateFilesystem,
 	SplitNoun: "files",
 	NewSource: func(ctx context.Context, cfg connectors.SourceConfig) (connectors.Source, error) {
@@ -155,6 +155,8 @@ type fileSource struct {
 	cur      *openFile
 	nextScan time.Time
 	skipped  int64
+	// changeRows is scratch for the rows of one record of a changelog format.
+	changeRows []types.Row
 }
 
 type openFile struct {
@@ -359,10 +361,12 @@ func (s *fileSource) Poll(ctx context.Context, maxWait time.Duration) ([]connect
 	}
 	var batches []connectors.SourceBatch
 	var rows []types.Row
+	var kinds []connectors.RowKind // with a changelog format (debezium-json ...)
+	changes, _ := s.dec.(connectors.ChangeDecoder)
 	flush := func() {
 		if len(rows) > 0 {
-			batches = append(batches, connectors.SourceBatch{Split: s.cur.path, Rows: rows})
-			rows = nil
+			batches = append(batches, connectors.SourceBatch{Split: s.cur.path, Rows: rows, Kinds: kinds})
+			rows, kinds = nil, nil
 		}
 	}
 	total := 0
@@ -420,8 +424,15 @@ func (s *fileSource) Poll(ctx context.Context, maxWait time.Duration) ([]connect
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue // blank lines, a trailing newline: no record
 		}
-		row := make(types.Row, width)
-		if err := s.dec.Decode(line, row[:s.nPhys]); err != nil {
+		var row types.Row
+		var decoded []types.Row
+		if changes != nil {
+			decoded, kinds, err = changes.DecodeChanges(line, s.changeRows[:0], kinds)
+		} else {
+			row = make(types.Row, width)
+			err = s.dec.Decode(line, row[:s.nPhys])
+		}
+		if err != nil {
 			if errors.Is(err, connectors.ErrSkipped) {
 				s.skipped++
 				if s.skipped == 1 && !errors.Is(err, formats.ErrComment) {
@@ -430,6 +441,18 @@ func (s *fileSource) Poll(ctx context.Context, maxWait time.Duration) ([]connect
 				continue
 			}
 			return nil, &RecordError{Table: s.table, Path: o.path, Line: o.st.Line, Offset: offset, Err: err}
+		}
+		if changes != nil {
+			for _, r := range decoded {
+				full := make(types.Row, width)
+				copy(full, r[:s.nPhys])
+				copy(full[s.nPhys:], o.meta)
+				rows = append(rows, full)
+			}
+			total += len(decoded)
+			clear(decoded)
+			s.changeRows = decoded[:0]
+			continue
 		}
 		copy(row[s.nPhys:], o.meta)
 		rows = append(rows, row)

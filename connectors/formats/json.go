@@ -152,6 +152,12 @@ func (d *jsonDecoder) Decode(data []byte, dst types.Row) error {
 	if err != nil {
 		return d.fail("", data, fmt.Errorf("record is a json %s, not an object", v.Type()))
 	}
+	return d.decodeObject(obj, data, dst, "")
+}
+
+// decodeObject fills dst from the fields of obj, a part of record data (the after image
+// of a debezium record, at path: "after."), for errors.
+func (d *jsonDecoder) decodeObject(obj *fastjson.Object, data []byte, dst types.Row, path string) error {
 	for i := range d.cols {
 		c := &d.cols[i]
 		if c.conv == nil {
@@ -161,7 +167,7 @@ func (d *jsonDecoder) Decode(data []byte, dst types.Row) error {
 		fv := obj.Get(c.name)
 		if fv == nil {
 			if d.cfg.failOnMissing {
-				return d.fail(c.name, data, errors.New("field is missing"))
+				return d.fail(path+c.name, data, errors.New("field is missing"))
 			}
 			dst[i] = types.NullValue
 			continue
@@ -174,9 +180,9 @@ func (d *jsonDecoder) Decode(data []byte, dst types.Row) error {
 		if err != nil {
 			var pe *pathError
 			if errors.As(err, &pe) {
-				return d.fail(c.name+pe.path, data, pe.err)
+				return d.fail(path+c.name+pe.path, data, pe.err)
 			}
-			return d.fail(c.name, data, err)
+			return d.fail(path+c.name, data, err)
 		}
 		dst[i] = val
 	}
