@@ -1,0 +1,296 @@
+package builtin
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/pipesql/pipesql/connectors"
+	"github.com/pipesql/pipesql/connectors/conntest"
+	"github.com/pipesql/pipesql/types"
+)
+
+// DuckDB is the independent parquet implementation: it writes files pipesql reads and
+// reads the files pipesql writes, each compared with what the other side holds.
+
+func duck(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// duckRows runs a query and prints each row's values with fmt, sorted.
+func duckRows(t *testing.T, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		var parts []string
+		for _, v := range vals {
+			if tm, ok := v.(time.Time); ok {
+				v = tm.UTC().Format("2006-01-02 15:04:05.000000")
+			}
+			parts = append(parts, fmt.Sprint(v))
+		}
+		out = append(out, strings.Join(parts, "|"))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// pipesqlRows prints rows read by pipesql the way duckRows prints DuckDB's.
+func pipesqlRows(rows []types.Row) []string {
+	var out []string
+	for _, r := range rows {
+		var parts []string
+		for _, v := range r {
+			switch {
+			case v.IsNull():
+				parts = append(parts, "<nil>")
+			case v.Kind() == types.Timestamp:
+				parts = append(parts, v.Time().Format("2006-01-02 15:04:05.000000"))
+			case v.Kind() == types.Decimal:
+				parts = append(parts, v.Rat().FloatString(2))
+			case v.Kind() == types.Double:
+				parts = append(parts, fmt.Sprint(v.Float()))
+			case v.Kind() == types.Boolean:
+				parts = append(parts, fmt.Sprint(v.Bool()))
+			default:
+				parts = append(parts, v.String())
+			}
+		}
+		out = append(out, strings.Join(parts, "|"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+var pqSchema = types.Schema{
+	{Name: "id", Type: types.TypeBigInt},
+	{Name: "name", Type: types.TypeString},
+	{Name: "amount", Type: types.Type{Kind: types.Decimal, Prec: 10, Scale: 2}},
+	{Name: "day", Type: types.TypeDate},
+	{Name: "ts", Type: types.TimestampType(6)},
+	{Name: "ok", Type: types.TypeBoolean},
+	{Name: "score", Type: types.TypeDouble},
+	{Name: "dt", Type: types.TypeString},
+}
+
+func pqSourceConfig(dir string, schema types.Schema, keys []string, extra map[string]string) connectors.SourceConfig {
+	opts := map[string]string{"connector": "filesystem", "path": dir, "format": "parquet"}
+	for k, v := range extra {
+		opts[k] = v
+	}
+	var produce []connectors.ProducedColumn
+	for _, c := range schema {
+		produce = append(produce, connectors.ProducedColumn{Name: c.Name, Type: c.Type})
+	}
+	return connectors.SourceConfig{
+		TableInfo: connectors.TableInfo{Name: "pq", Options: opts, Schema: schema, PartitionKeys: keys},
+		Produce:   produce, Log: &conntest.Logger{},
+	}
+}
+
+// TestParquetReadsDuckDBFiles: DuckDB writes a hive-partitioned parquet table
+// (dt=.../), pipesql reads it, partition column from the path, and both agree.
+func TestParquetReadsDuckDBFiles(t *testing.T) {
+	db := duck(t)
+	dir := filepath.Join(t.TempDir(), "t")
+	gen := `SELECT i::BIGINT AS id, CASE WHEN i % 7 = 0 THEN NULL ELSE 'n' || i END AS name,
+		(i * 1.25)::DECIMAL(10,2) AS amount, DATE '2024-05-01' + (i % 3)::INT AS day,
+		TIMESTAMP '2024-05-01 10:00:00' + INTERVAL (i * 1500) MILLISECOND AS ts, i % 2 = 0 AS ok,
+		i / 3.0 AS score, '2024-05-0' || (1 + i % 3) AS dt FROM range(2000) r(i)`
+	if _, err := db.Exec(fmt.Sprintf(`COPY (%s) TO '%s' (FORMAT parquet, PARTITION_BY (dt))`, gen, dir)); err != nil {
+		t.Fatal(err)
+	}
+	src, err := newFileSource(pqSourceConfig(dir, pqSchema, []string{"dt"}, nil), newFakeClock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := pipesqlRows(drain(t, src))
+	want := duckRows(t, db, "SELECT id, name, amount::VARCHAR, day::VARCHAR, ts, ok, score, dt FROM ("+gen+")")
+	if !slices.Equal(got, want) {
+		t.Fatalf("pipesql read %d rows, DuckDB has %d; first: %q vs %q", len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
+	}
+}
+
+// TestParquetWrittenPartitionsReadByDuckDB: pipesql's partitioned parquet sink, in
+// checkpoints, read back by DuckDB (hive partitioning) and by pipesql.
+func TestParquetWrittenPartitionsReadByDuckDB(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "out")
+	cfg := connectors.SinkConfig{
+		TableInfo: connectors.TableInfo{Name: "out", Schema: pqSchema, PartitionKeys: []string{"dt"},
+			Options: map[string]string{"connector": "filesystem", "path": dir, "format": "parquet", "parquet.utc-timezone": "true", "parquet.compression": "SNAPPY"}},
+		Input: pqSchema, Log: &conntest.Logger{},
+	}
+	s, err := newFileSink(cfg, newFakeClock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []types.Row
+	for cp := uint64(1); cp <= 3; cp++ {
+		var b connectors.ChangeBatch
+		for i := 0; i < 700; i++ {
+			n := int64(cp)*1000 + int64(i)
+			row := types.Row{types.BigIntValue(n), types.StringValue(fmt.Sprintf("n%d", n)),
+				types.DecimalValue(big.NewRat(n*5, 4)), types.DateValue(19800 + n%5),
+				types.TimestampValue(1714557600_000000 + n*1_000_123), types.BoolValue(n%3 == 0), types.DoubleValue(float64(n) / 7),
+				types.StringValue(fmt.Sprintf("2024-05-0%d", 1+n%3))}
+			if i%50 == 0 {
+				row[1] = types.Value{}
+			}
+			b.Rows = append(b.Rows, row)
+			b.Kinds = append(b.Kinds, connectors.Insert)
+		}
+		all = append(all, b.Rows...)
+		if err := s.Write(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PrepareCommit(ctx, cp); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CheckpointComplete(ctx, cp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	want := pipesqlRows(all)
+	got := duckRows(t, duck(t), fmt.Sprintf(`SELECT id, name, amount::VARCHAR, day::VARCHAR, ts, ok, score, dt::VARCHAR FROM read_parquet('%s/*/part-*', hive_partitioning = true)`, dir))
+	if !slices.Equal(got, want) {
+		t.Fatalf("DuckDB read %d rows, pipesql wrote %d; first: %q vs %q", len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
+	}
+	src, err := newFileSource(pqSourceConfig(dir, pqSchema, []string{"dt"}, map[string]string{"parquet.utc-timezone": "true"}), newFakeClock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back := pipesqlRows(drain(t, src)); !slices.Equal(back, want) {
+		t.Fatalf("pipesql read back %d rows, wrote %d", len(back), len(want))
+	}
+}
+
+// TestPartitionCommitFollowsWatermark: with the partition-time trigger, an hourly
+// partition gets its _SUCCESS file only at the completion of a checkpoint whose
+// barrier saw a watermark past the partition's end (delay 1 h); a sink restored from a
+// checkpoint commits what that checkpoint allows and leaves no duplicate rows.
+func TestPartitionCommitFollowsWatermark(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "out")
+	schema := types.Schema{{Name: "id", Type: types.TypeBigInt}, {Name: "dt", Type: types.TypeString}, {Name: "hr", Type: types.TypeString}}
+	open := func(restored []byte) *fileSink {
+		cfg := connectors.SinkConfig{
+			TableInfo: connectors.TableInfo{Name: "out", Schema: schema, PartitionKeys: []string{"dt", "hr"}, Options: map[string]string{
+				"connector": "filesystem", "path": dir, "format": "parquet",
+				"sink.partition-commit.trigger":                "partition-time",
+				"sink.partition-commit.delay":                  "1 h",
+				"sink.partition-commit.policy.kind":            "success-file",
+				"partition.time-extractor.timestamp-pattern":   "$dt $hr:00:00",
+				"partition.time-extractor.timestamp-formatter": "yyyy-MM-dd HH:mm:ss",
+			}},
+			Input: schema, Log: &conntest.Logger{}, Restored: restored,
+		}
+		s, err := newFileSink(cfg, newFakeClock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	hour := func(h int) int64 { return time.Date(2024, 5, 1, h, 0, 0, 0, time.UTC).UnixMicro() }
+	rows := func(from, to int, hr string) connectors.ChangeBatch {
+		var b connectors.ChangeBatch
+		for i := from; i < to; i++ {
+			b.Rows = append(b.Rows, types.Row{types.BigIntValue(int64(i)), types.StringValue("2024-05-01"), types.StringValue(hr)})
+			b.Kinds = append(b.Kinds, connectors.Insert)
+		}
+		return b
+	}
+	success := func(hr string) bool {
+		_, err := os.Stat(filepath.Join(dir, "dt=2024-05-01", "hr="+hr, "_SUCCESS"))
+		return err == nil
+	}
+	s := open(nil)
+	s.Write(ctx, rows(0, 10, "10"))
+	s.Watermark(ctx, hour(10)+30*60_000_000) // 10:30: hour 10 not done
+	s.PrepareCommit(ctx, 1)
+	s.CheckpointComplete(ctx, 1)
+	if success("10") {
+		t.Fatal("hour 10 committed at watermark 10:30")
+	}
+	s.Write(ctx, rows(10, 20, "11"))
+	s.Watermark(ctx, hour(11)+1) // just past 11:00 = hour 10 + delay
+	st2, _ := s.PrepareCommit(ctx, 2)
+	s.Write(ctx, rows(20, 25, "11")) // after the barrier, before the completion
+	s.Watermark(ctx, hour(13))
+	if success("10") {
+		t.Fatal("hour 10 committed before its checkpoint completed")
+	}
+	s.CheckpointComplete(ctx, 2)
+	if !success("10") || success("11") {
+		t.Fatalf("after checkpoint 2 (watermark 11:00): hour 10 committed %v (want true), hour 11 %v (want false)", success("10"), success("11"))
+	}
+	// the process dies here; restored from checkpoint 2, the rows after it are gone
+	s.Close()
+	r := open(st2)
+	r.Write(ctx, rows(20, 25, "11"))
+	r.Watermark(ctx, hour(12)+1)
+	r.PrepareCommit(ctx, 3)
+	r.CheckpointComplete(ctx, 3)
+	r.Close()
+	if !success("11") {
+		t.Fatal("hour 11 not committed after the watermark passed 12:00")
+	}
+	db := duck(t)
+	got := duckRows(t, db, fmt.Sprintf(`SELECT id, count(*) FROM read_parquet('%s/*/*/part-*') GROUP BY id HAVING count(*) > 1`, dir))
+	if len(got) > 0 {
+		t.Fatalf("duplicated rows: %v", got)
+	}
+	if n := duckRows(t, db, fmt.Sprintf(`SELECT count(*) FROM read_parquet('%s/*/*/part-*')`, dir)); !slices.Equal(n, []string{"25"}) {
+		t.Fatalf("rows: %v, want 25", n)
+	}
+}
+
+// TestPartitionOptionsRefused: what pipesql cannot do is refused with the reason.
+func TestPartitionOptionsRefused(t *testing.T) {
+	for key, val := range map[string]string{
+		"sink.partition-commit.policy.kind": "metastore,success-file",
+		"partition.time-extractor.kind":     "custom",
+		"auto-compaction":                   "true",
+		"parquet.compression":               "LZO",
+	} {
+		opts := map[string]string{"connector": "filesystem", "path": t.TempDir(), "format": "parquet", key: val}
+		err := filesystemFactory.Validate(connectors.TableInfo{Name: "t", Options: opts, Schema: pqSchema, PartitionKeys: []string{"dt"}})
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s = %s: %v, want an error naming the option", key, val, err)
+		}
+	}
+}
