@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pipesql/pipesql/connectors/kafka"
 	"github.com/pipesql/pipesql/engine"
 	"github.com/pipesql/pipesql/state"
 )
@@ -114,13 +115,16 @@ type crashRun struct {
 	stderr bytes.Buffer
 	// commits receives each announced checkpoint commit (PIPESQL_TEST_COMMIT_DELAY).
 	commits chan string
+	// kafkaCommits receives each announced commit of an exactly-once Kafka sink's
+	// transactions (PIPESQL_TEST_KAFKA_COMMIT_DELAY).
+	kafkaCommits chan string
 	done    chan struct{}
 	err     error
 }
 
 func startCrashRun(t *testing.T, env []string, args ...string) *crashRun {
 	t.Helper()
-	r := &crashRun{cmd: exec.Command(binary, args...), commits: make(chan string, 1024), done: make(chan struct{})}
+	r := &crashRun{cmd: exec.Command(binary, args...), commits: make(chan string, 1024), kafkaCommits: make(chan string, 1024), done: make(chan struct{})}
 	r.cmd.Dir = "../.."
 	r.cmd.Env = append(os.Environ(), env...)
 	pipe, err := r.cmd.StderrPipe()
@@ -137,6 +141,13 @@ func startCrashRun(t *testing.T, env []string, args ...string) *crashRun {
 			if strings.HasPrefix(line, engine.CommitAnnouncement) {
 				select {
 				case r.commits <- line:
+				default:
+				}
+				continue
+			}
+			if strings.HasPrefix(line, kafka.KafkaCommitAnnouncement) {
+				select {
+				case r.kafkaCommits <- line:
 				default:
 				}
 				continue
@@ -235,11 +246,13 @@ func TestCrashRecoveryExactlyOnce(t *testing.T) {
 
 // killPlan is when one round of a crash test kills its run: right when the commits-th
 // checkpoint commit of the run is announced (inside that commit) when inCommit, else
-// delay after it.
+// delay after it. kafkaCommit kills at the first announced Kafka transaction commit
+// after that instead: the checkpoint completed, its transactions are not committed.
 type killPlan struct {
-	commits  int
-	inCommit bool
-	delay    time.Duration
+	commits     int
+	inCommit    bool
+	kafkaCommit bool
+	delay       time.Duration
 }
 
 // crashRounds runs job up to rounds times, SIGKILLing each run as plan says, and stops
@@ -262,7 +275,16 @@ func crashRounds(t *testing.T, env []string, job string, rounds int, plan func(r
 				t.Fatalf("round %d: no checkpoint committed within a minute\nstderr: %s", round, r.stderr.String())
 			}
 		}
-		if !ended && !p.inCommit {
+		if !ended && p.kafkaCommit {
+			select {
+			case <-r.kafkaCommits:
+			case <-r.done:
+				ended = true
+			case <-time.After(time.Minute):
+				r.kill(t)
+				t.Fatalf("round %d: no Kafka commit within a minute\nstderr: %s", round, r.stderr.String())
+			}
+		} else if !ended && !p.inCommit {
 			select {
 			case <-time.After(p.delay):
 			case <-r.done:
@@ -285,7 +307,7 @@ func crashRounds(t *testing.T, env []string, job string, rounds int, plan func(r
 		if after != nil {
 			state = "; " + after(round)
 		}
-		t.Logf("round %d: killed (inside a commit: %v)%s", round, p.inCommit, state)
+		t.Logf("round %d: killed (inside a commit: %v, before a Kafka commit: %v)%s", round, p.inCommit, p.kafkaCommit, state)
 		if strings.Contains(r.stderr.String(), "level=ERROR") {
 			t.Fatalf("round %d: errors before the kill:\n%s", round, r.stderr.String())
 		}
