@@ -118,8 +118,8 @@ type crashRun struct {
 	// kafkaCommits receives each announced commit of an exactly-once Kafka sink's
 	// transactions (PIPESQL_TEST_KAFKA_COMMIT_DELAY).
 	kafkaCommits chan string
-	done    chan struct{}
-	err     error
+	done         chan struct{}
+	err          error
 }
 
 func startCrashRun(t *testing.T, env []string, args ...string) *crashRun {
