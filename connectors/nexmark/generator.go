@@ -99,6 +99,7 @@ type generator struct {
 	eventsPerEpoch int64
 	epochLength    time.Duration
 	urls           []string // the base urls of hot channels
+	channelURLs    []string // the url of each other channel, made when first used
 }
 
 func newGenerator(cfg genConfig) *generator {
@@ -262,7 +263,13 @@ func (g *generator) bid(n int64, ts time.Time) bid {
 		b.channel, b.url = hotChannel[i], g.urls[i]
 	} else {
 		ch := g.rand.IntN(numChannels)
-		b.channel, b.url = "channel-"+strconv.Itoa(ch), g.channelURL(ch)
+		if g.channelURLs == nil {
+			g.channelURLs = make([]string, numChannels)
+		}
+		if g.channelURLs[ch] == "" {
+			g.channelURLs[ch] = channelURL(ch)
+		}
+		b.channel, b.url = "channel-"+strconv.Itoa(ch), g.channelURLs[ch]
 	}
 	b.extra = g.nextExtra(8+8+8+8, c.avgBidSize)
 	return b
@@ -270,7 +277,7 @@ func (g *generator) bid(n int64, ts time.Time) bid {
 
 // channelURL returns the url of channel ch, the same on every call: nine channels in
 // ten carry their id in the url.
-func (g *generator) channelURL(ch int) string {
+func channelURL(ch int) string {
 	var r rand.PCG
 	r.Seed(0x75726c, uint64(ch))
 	rr := rand.New(&r)
@@ -298,9 +305,9 @@ func reverse32(v int32) int32 {
 	return int32(out)
 }
 
-// price is 10^(6 u) * 100 for a uniform u: cents from 1 to 10^8, log-uniform.
+// price is 10^(6 u) * 100 for a uniform u: from 100 to 10^8, log-uniform.
 func (g *generator) price() int64 {
-	return int64(math.Round(math.Pow(10, g.rand.Float64()*6) * 100))
+	return int64(math.Round(math.Exp(g.rand.Float64()*6*math.Ln10) * 100))
 }
 
 func (g *generator) nextString(maxLen int, space byte) string {
@@ -308,15 +315,15 @@ func (g *generator) nextString(maxLen int, space byte) string {
 }
 
 // nextString returns lower-case letters with about one space (or sep) in 13, of a
-// random length in [3, maxLen), trimmed.
+// random length in [3, maxLen), trimmed. One random number serves a character.
 func nextString(r *rand.Rand, maxLen int, space byte) string {
 	n := minStringLength + r.IntN(maxLen-minStringLength)
 	b := make([]byte, n)
 	for i := range b {
-		if r.IntN(13) == 0 {
+		if x := r.Uint32(); x%13 == 0 {
 			b[i] = space
 		} else {
-			b[i] = byte('a' + r.IntN(26))
+			b[i] = byte('a' + (x/13)%26)
 		}
 	}
 	return strings.TrimSpace(string(b))
@@ -334,11 +341,23 @@ func (g *generator) nextExtra(size, avg int) string {
 	if delta > 0 {
 		n += g.rand.IntN(2 * delta)
 	}
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte('a' + g.rand.IntN(26))
+	return exactString(g.rand, n)
+}
+
+// exactString returns n random lower-case letters, 13 from each random number (26^13 <
+// 2^64), as the reference takes several from each.
+func exactString(r *rand.Rand, n int) string {
+	var b strings.Builder
+	b.Grow(n)
+	for i := 0; i < n; {
+		x := r.Uint64()
+		for k := 0; k < 13 && i < n; k++ {
+			b.WriteByte(byte('a' + x%26))
+			x /= 26
+			i++
+		}
 	}
-	return string(b)
+	return b.String()
 }
 
 func pick(r *rand.Rand, from []string) string { return from[r.IntN(len(from))] }

@@ -40,7 +40,7 @@ type source struct {
 	cfg     *sourceConfig
 	gen     *generator
 	clock   connectors.Clock
-	fill    []func(e *event) types.Value // one per produced column
+	fill    []func(e *event, slab *[]types.Value) types.Value // one per produced column
 	emitted int64
 
 	// rate.limited: event n is due at start + (timestamp(n) - timestamp(first))
@@ -75,110 +75,89 @@ func newSource(cfg connectors.SourceConfig) (*source, error) {
 	return s, nil
 }
 
-// filler returns how a produced column is taken from an event.
-func filler(name string, t types.Type) (func(e *event) types.Value, error) {
+// filler returns how a produced column is taken from an event; ROW values take their
+// fields from slab, which the source allocates per batch.
+func filler(name string, t types.Type) (func(e *event, slab *[]types.Value) types.Value, error) {
 	switch strings.ToLower(name) {
 	case "event_type":
 		k := t.Kind
-		return func(e *event) types.Value { return types.IntValue(k, int64(e.kind)) }, nil
+		return func(e *event, _ *[]types.Value) types.Value { return types.IntValue(k, int64(e.kind)) }, nil
 	case "person":
-		return rowFiller(t, personEvent, func(e *event, f string) types.Value {
-			p := &e.p
-			switch f {
-			case "id":
-				return types.IntValue(types.BigInt, p.id)
-			case "name":
-				return types.StringValue(p.name)
-			case "emailaddress":
-				return types.StringValue(p.email)
-			case "creditcard":
-				return types.StringValue(p.creditCard)
-			case "city":
-				return types.StringValue(p.city)
-			case "state":
-				return types.StringValue(p.state)
-			case "datetime":
-				return timeValue(p.dateTime)
-			case "extra":
-				return types.StringValue(p.extra)
-			}
-			return types.NullValue
-		})
+		return rowFiller(t, personEvent, personGetters), nil
 	case "auction":
-		return rowFiller(t, auctionEvent, func(e *event, f string) types.Value {
-			a := &e.a
-			switch f {
-			case "id":
-				return types.IntValue(types.BigInt, a.id)
-			case "itemname":
-				return types.StringValue(a.itemName)
-			case "description":
-				return types.StringValue(a.description)
-			case "initialbid":
-				return types.IntValue(types.BigInt, a.initialBid)
-			case "reserve":
-				return types.IntValue(types.BigInt, a.reserve)
-			case "datetime":
-				return timeValue(a.dateTime)
-			case "expires":
-				return timeValue(a.expires)
-			case "seller":
-				return types.IntValue(types.BigInt, a.seller)
-			case "category":
-				return types.IntValue(types.BigInt, a.category)
-			case "extra":
-				return types.StringValue(a.extra)
-			}
-			return types.NullValue
-		})
+		return rowFiller(t, auctionEvent, auctionGetters), nil
 	case "bid":
-		return rowFiller(t, bidEvent, func(e *event, f string) types.Value {
-			b := &e.b
-			switch f {
-			case "auction":
-				return types.IntValue(types.BigInt, b.auction)
-			case "bidder":
-				return types.IntValue(types.BigInt, b.bidder)
-			case "price":
-				return types.IntValue(types.BigInt, b.price)
-			case "channel":
-				return types.StringValue(b.channel)
-			case "url":
-				return types.StringValue(b.url)
-			case "datetime":
-				return timeValue(b.dateTime)
-			case "extra":
-				return types.StringValue(b.extra)
-			}
-			return types.NullValue
-		})
+		return rowFiller(t, bidEvent, bidGetters), nil
 	}
 	return nil, fmt.Errorf("%w: column %s is not a Nexmark column", ErrSchema, name)
 }
 
+type getter func(e *event) types.Value
+
+func bigint(n int64) types.Value { return types.IntValue(types.BigInt, n) }
+
+// The fields of each ROW column by lower-case name (checkSchema accepts no others).
+var (
+	personGetters = map[string]getter{
+		"id":           func(e *event) types.Value { return bigint(e.p.id) },
+		"name":         func(e *event) types.Value { return types.StringValue(e.p.name) },
+		"emailaddress": func(e *event) types.Value { return types.StringValue(e.p.email) },
+		"creditcard":   func(e *event) types.Value { return types.StringValue(e.p.creditCard) },
+		"city":         func(e *event) types.Value { return types.StringValue(e.p.city) },
+		"state":        func(e *event) types.Value { return types.StringValue(e.p.state) },
+		"datetime":     func(e *event) types.Value { return timeValue(e.p.dateTime) },
+		"extra":        func(e *event) types.Value { return types.StringValue(e.p.extra) },
+	}
+	auctionGetters = map[string]getter{
+		"id":          func(e *event) types.Value { return bigint(e.a.id) },
+		"itemname":    func(e *event) types.Value { return types.StringValue(e.a.itemName) },
+		"description": func(e *event) types.Value { return types.StringValue(e.a.description) },
+		"initialbid":  func(e *event) types.Value { return bigint(e.a.initialBid) },
+		"reserve":     func(e *event) types.Value { return bigint(e.a.reserve) },
+		"datetime":    func(e *event) types.Value { return timeValue(e.a.dateTime) },
+		"expires":     func(e *event) types.Value { return timeValue(e.a.expires) },
+		"seller":      func(e *event) types.Value { return bigint(e.a.seller) },
+		"category":    func(e *event) types.Value { return bigint(e.a.category) },
+		"extra":       func(e *event) types.Value { return types.StringValue(e.a.extra) },
+	}
+	bidGetters = map[string]getter{
+		"auction":  func(e *event) types.Value { return bigint(e.b.auction) },
+		"bidder":   func(e *event) types.Value { return bigint(e.b.bidder) },
+		"price":    func(e *event) types.Value { return bigint(e.b.price) },
+		"channel":  func(e *event) types.Value { return types.StringValue(e.b.channel) },
+		"url":      func(e *event) types.Value { return types.StringValue(e.b.url) },
+		"datetime": func(e *event) types.Value { return timeValue(e.b.dateTime) },
+		"extra":    func(e *event) types.Value { return types.StringValue(e.b.extra) },
+	}
+)
+
 // rowFiller builds the ROW value of the declared fields when the event is of kind, NULL
 // otherwise. TIMESTAMP_LTZ fields get the instant, TIMESTAMP ones its UTC wall time.
-func rowFiller(t types.Type, kind int, field func(e *event, f string) types.Value) (func(e *event) types.Value, error) {
-	names := make([]string, len(t.Fields))
-	ltz := make([]bool, len(t.Fields))
+func rowFiller(t types.Type, kind int, getters map[string]getter) func(e *event, slab *[]types.Value) types.Value {
+	get := make([]getter, len(t.Fields))
 	for i, f := range t.Fields {
-		names[i] = strings.ToLower(f.Name)
-		ltz[i] = f.Type.Kind == types.TimestampLTZ
+		g := getters[strings.ToLower(f.Name)]
+		if f.Type.Kind == types.TimestampLTZ {
+			wall := g
+			g = func(e *event) types.Value { return types.TimestampLTZValue(wall(e).Int()) }
+		}
+		get[i] = g
 	}
-	return func(e *event) types.Value {
+	return func(e *event, slab *[]types.Value) types.Value {
 		if e.kind != kind {
 			return types.NullValue
 		}
-		vals := make([]types.Value, len(names))
-		for i, n := range names {
-			v := field(e, n)
-			if ltz[i] && v.Kind() == types.Timestamp {
-				v = types.TimestampLTZValue(v.Int())
-			}
-			vals[i] = v
+		if cap(*slab)-len(*slab) < len(get) {
+			*slab = make([]types.Value, 0, max(maxBatch, len(get)))
+		}
+		k := len(*slab)
+		*slab = (*slab)[:k+len(get)]
+		vals := (*slab)[k : k+len(get) : k+len(get)]
+		for i, g := range get {
+			vals[i] = g(e)
 		}
 		return types.RowValue(vals)
-	}, nil
+	}
 }
 
 func timeValue(t time.Time) types.Value { return types.TimestampValue(t.UnixMicro()) }
@@ -219,11 +198,12 @@ func (s *source) Poll(ctx context.Context, maxWait time.Duration) ([]connectors.
 	}
 	rows := make([]types.Row, n)
 	cells := make([]types.Value, int(n)*len(s.fill))
+	var slab []types.Value // the fields of the batch's ROW values
 	for i := range rows {
 		e := s.gen.event(s.emitted + int64(i))
 		row := cells[i*len(s.fill) : (i+1)*len(s.fill) : (i+1)*len(s.fill)]
 		for j, f := range s.fill {
-			row[j] = f(&e)
+			row[j] = f(&e, &slab)
 		}
 		rows[i] = row
 	}
