@@ -62,6 +62,9 @@ type protobufConfig struct {
 	ignoreErrors bool
 	readDefaults bool
 	nullString   string
+	// missingAsNull reads a column the message has no field for as NULL: a registry
+	// schema older than the column (protobuf-confluent) rather than a mistake.
+	missingAsNull bool
 }
 
 func readProtobufConfig(opts map[string]string, needMessage bool) (protobufConfig, error) {
@@ -183,6 +186,9 @@ func buildPBMessage(md protoreflect.MessageDescriptor, fields []types.Field, cfg
 	for i, f := range fields {
 		fd := md.Fields().ByName(protoreflect.Name(f.Name))
 		p := joinName(path, f.Name)
+		if fd == nil && cfg.missingAsNull {
+			continue
+		}
 		if fd == nil {
 			return nil, fmt.Errorf("%w: column %s: message %s has no field '%s'%s", ErrUnsupportedType, p, md.FullName(), f.Name, closestField(md, f.Name))
 		}
