@@ -6,5 +6,7 @@ func init() {
 	connectors.RegisterFormat(JSONFormat)
 	connectors.RegisterFormat(CSVFormat)
 	connectors.RegisterFormat(RawFormat)
+	connectors.RegisterFormat(AvroFormat)
+	connectors.RegisterFormat(AvroConfluentFormat)
 	connectors.RegisterFormat(ProtobufFormat)
 }
