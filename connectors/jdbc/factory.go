@@ -3,16 +3,28 @@ package jdbc
 import "github.com/pipesql/pipesql/connectors"
 
 // allOptions are the options of a jdbc table.
-var allOptions = append(append([]connectors.OptionSpec{}, commonOptions...), sinkOptions...)
+var allOptions = concat(commonOptions, sinkOptions, scanOptions)
+
+func concat(lists ...[]connectors.OptionSpec) []connectors.OptionSpec {
+	var out []connectors.OptionSpec
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
 
 func init() {
 	connectors.Register(&connectors.Factory{
 		Name:    "jdbc",
 		Options: allOptions,
 		Validate: func(t connectors.TableInfo) error {
-			_, err := parseOptions(t, allOptions)
+			if _, err := parseOptions(t, allOptions); err != nil {
+				return err
+			}
+			_, err := parseScan(t)
 			return err
 		},
-		NewSink: NewSink,
+		NewSource: NewSource,
+		NewSink:   NewSink,
 	})
 }
