@@ -1,0 +1,204 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pipesql/pipesql/engine"
+	"github.com/pipesql/pipesql/internal/pgtest"
+)
+
+// The DAU job into PostgreSQL through the real binary: a group aggregate (an updating
+// changelog) upserted by (day, app) into a jdbc table, checkpointing every second.
+
+const jdbcDAUJob = `
+SET 'table.local-time-zone' = 'UTC';
+SET 'execution.checkpointing.interval' = '1 s';
+SET 'execution.checkpointing.dir' = '%[1]s';
+SET 'restart-strategy.type' = 'none';
+CREATE TABLE events (
+  app STRING, user_id STRING, event_time BIGINT,
+  ts AS TO_TIMESTAMP_LTZ(event_time, 3)
+) WITH ('connector' = 'filesystem', 'path' = '%[2]s', 'format' = 'json');
+CREATE TABLE dau (
+  {day} STRING, app STRING, dau BIGINT, events BIGINT,
+  PRIMARY KEY ({day}, app) NOT ENFORCED
+) WITH ('connector' = 'jdbc', 'url' = '%[3]s', 'table-name' = 'dau', 'username' = 'postgres');
+INSERT INTO dau
+SELECT DATE_FORMAT(ts, 'yyyy-MM-dd'), app, COUNT(DISTINCT user_id), COUNT(*)
+FROM events
+GROUP BY DATE_FORMAT(ts, 'yyyy-MM-dd'), app;
+`
+
+// readDAUTable reads the dau table as the DAU tests' truth is keyed.
+func readDAUTable(t *testing.T, pg *pgtest.Server) map[dauKey][2]int64 {
+	t.Helper()
+	got := map[dauKey][2]int64{}
+	for _, line := range pg.Query(t, `SELECT day, app, dau, events FROM dau`) {
+		f := strings.Split(line, "|")
+		dau, _ := strconv.ParseInt(f[2], 10, 64)
+		events, _ := strconv.ParseInt(f[3], 10, 64)
+		got[dauKey{f[0], f[1]}] = [2]int64{dau, events}
+	}
+	return got
+}
+
+// TestJDBCDAUCrashes SIGKILLs the DAU job writing to PostgreSQL five times (twice
+// outside -tags soak), each at a
+// random moment up to 300 ms after a checkpoint commit began, restarting it from its
+// checkpoints each time; after a run to the end the table equals the truth. The changes
+// replayed after each kill upsert the same rows again.
+func TestJDBCDAUCrashes(t *testing.T) {
+	// The fast set kills twice; -tags soak five times, as the issue asks.
+	n, rounds := 1_000_000, 2
+	if soak {
+		n, rounds = 2_000_000, 5
+	}
+	pg := pgtest.Start(t)
+	pg.Exec(t, `CREATE TABLE dau (day text, app text, dau bigint, events bigint, PRIMARY KEY (day, app))`)
+	dir := t.TempDir()
+	in, ckpt := filepath.Join(dir, "in"), filepath.Join(dir, "checkpoints")
+	truth := writeCrashEvents(t, in, n)
+	job := writeJob(t, strings.ReplaceAll(fmt.Sprintf(jdbcDAUJob, ckpt, in, pg.JDBCURL("postgres")), "{day}", "`day`"))
+	env := []string{engine.CommitDelayEnv + "=30ms"}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 3))
+	killed, _ := crashRounds(t, env, job, rounds, func(int) killPlan {
+		return killPlan{commits: 1, delay: time.Duration(rng.IntN(300)) * time.Millisecond}
+	}, func(int) string { return fmt.Sprintf("%d rows in the table", len(readDAUTable(t, pg))) })
+	r := startCrashRun(t, env, "run", job)
+	r.wait(t, 3*time.Minute)
+	if code := r.exitCode(); code != 0 {
+		t.Fatalf("final run: exit %d\nstderr: %s", code, r.stderr.String())
+	}
+	t.Logf("%d kills, then a run to the end", killed)
+	if killed < rounds {
+		t.Fatalf("only %d of %d kills happened before the job finished: the input is too small", killed, rounds)
+	}
+	compareDAU(t, "after crashes", readDAUTable(t, pg), truth)
+}
+
+// jdbcOutageJob writes a sequence of ids from datagen, throttled, into PostgreSQL.
+const jdbcOutageJob = `
+SET 'execution.checkpointing.interval' = '1 s';
+SET 'execution.checkpointing.dir' = '%[1]s';
+CREATE TABLE ids (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '%[4]d',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '%[3]d');
+CREATE TABLE kv (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED)
+WITH ('connector' = 'jdbc', 'url' = '%[2]s', 'table-name' = 'kv', 'username' = 'postgres');
+INSERT INTO kv SELECT id, id * 10 FROM ids;
+`
+
+// TestJDBCOutage stops PostgreSQL for a while (2 s, 30 s under -tags soak) in the middle
+// of a job: /status shows the job DEGRADED with the sink's reason, the process goes on
+// (no restart), and when the database is back the job ends with every row written.
+func TestJDBCOutage(t *testing.T) {
+	outage, rows, rate := 2*time.Second, 4000, 1000
+	if soak {
+		outage, rows, rate = 30*time.Second, 40000, 1000
+	}
+	pg := pgtest.Start(t)
+	pg.Exec(t, `CREATE TABLE kv (id bigint PRIMARY KEY, v bigint)`)
+	dir := t.TempDir()
+	jobFile := writeJob(t, fmt.Sprintf(jdbcOutageJob, filepath.Join(dir, "ckpt"), pg.JDBCURL("postgres"), rows, rate))
+	addr := fmt.Sprintf("127.0.0.1:%d", freePortRange(t, 1))
+	r := startCrashRun(t, nil, "run", "--metrics-addr", addr, jobFile)
+	defer func() {
+		select {
+		case <-r.done:
+		default:
+			r.kill(t)
+		}
+	}()
+	type job struct {
+		State, Reason string
+		Restarts      int
+	}
+	status := func() (job, bool) {
+		resp, err := http.Get("http://" + addr + "/status")
+		if err != nil {
+			return job{}, false
+		}
+		defer resp.Body.Close()
+		var body struct{ Jobs []job }
+		if json.NewDecoder(resp.Body).Decode(&body) != nil || len(body.Jobs) != 1 {
+			return job{}, false
+		}
+		return body.Jobs[0], true
+	}
+	count := func() int {
+		n, _ := strconv.Atoi(pg.Query(t, "SELECT count(*) FROM kv")[0])
+		return n
+	}
+	eventuallyTrue(t, "rows in the table", func() bool { return count() > 0 })
+	pg.Stop(t)
+	stopped := time.Now()
+	var seen job
+	eventuallyTrue(t, "the job DEGRADED with the sink's reason", func() bool {
+		s, ok := status()
+		seen = s
+		return ok && s.State == "DEGRADED" && strings.Contains(s.Reason, "sink kv: connection to 127.0.0.1:")
+	})
+	t.Logf("status during the outage: %+v", seen)
+	time.Sleep(outage - time.Since(stopped))
+	if s, _ := status(); s.State != "DEGRADED" || s.Restarts != 0 {
+		t.Fatalf("after %s without the database: %+v", outage, s)
+	}
+	pg.Start(t)
+	eventuallyTrue(t, "the job healthy again, or finished", func() bool {
+		select {
+		case <-r.done:
+			return true
+		default:
+		}
+		s, ok := status()
+		if ok && s.Restarts != 0 {
+			t.Fatalf("the job restarted: %+v", s)
+		}
+		return ok && (s.State == "RUNNING" || s.State == "FINISHED")
+	})
+	r.wait(t, 3*time.Minute)
+	if code := r.exitCode(); code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", code, r.stderr.String())
+	}
+	if got := pg.Query(t, "SELECT count(*), count(DISTINCT id), sum(v)::text, min(id), max(id) FROM kv")[0]; got != fmt.Sprintf("%d|%d|%d|1|%d", rows, rows, 10*rows*(rows+1)/2, rows) {
+		t.Fatalf("table after the outage: %s", got)
+	}
+}
+
+// TestJDBCScanToUpsert reads a PostgreSQL table with a partitioned jdbc scan,
+// aggregates it and upserts the result into another table; the result equals the same
+// query run by PostgreSQL.
+func TestJDBCScanToUpsert(t *testing.T) {
+	pg := pgtest.Start(t)
+	pg.Exec(t, `CREATE TABLE items (id int, name text, price numeric(8,2));
+		INSERT INTO items SELECT i, 'n' || (i % 13), (i % 100) / 4.0 FROM generate_series(1, 20000) i;
+		CREATE TABLE totals (name text PRIMARY KEY, n bigint, total numeric(12,2))`)
+	url := pg.JDBCURL("postgres")
+	job := writeJob(t, `
+CREATE TABLE items (id INT, name STRING, price DECIMAL(8, 2)) WITH ('connector' = 'jdbc', 'url' = '`+url+`',
+  'table-name' = 'items', 'username' = 'postgres', 'scan.partition.column' = 'id', 'scan.partition.num' = '4',
+  'scan.partition.lower-bound' = '1', 'scan.partition.upper-bound' = '20000', 'scan.fetch-size' = '500');
+CREATE TABLE totals (name STRING, n BIGINT, total DECIMAL(38, 2), PRIMARY KEY (name) NOT ENFORCED)
+WITH ('connector' = 'jdbc', 'url' = '`+url+`', 'table-name' = 'totals', 'username' = 'postgres');
+INSERT INTO totals SELECT name, COUNT(*), SUM(price) FROM items GROUP BY name;
+`)
+	r := startCrashRun(t, nil, "run", job)
+	r.wait(t, 2*time.Minute)
+	if code := r.exitCode(); code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", code, r.stderr.String())
+	}
+	got := pg.Query(t, "SELECT name, n, total::text FROM totals ORDER BY name")
+	want := pg.Query(t, "SELECT name, count(*), sum(price)::text FROM items GROUP BY name ORDER BY name")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(want) != 13 {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
