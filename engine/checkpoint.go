@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pipesql/pipesql/exec"
@@ -108,6 +110,9 @@ func openCheckpoints(log *slog.Logger, prog *planner.Program, key string, opts *
 	if d, err := time.ParseDuration(os.Getenv(CommitDelayEnv)); err == nil && d > 0 {
 		opts.Store = slowCommits{Store: store, delay: d}
 	}
+	if id, err := strconv.ParseUint(os.Getenv(FailCheckpointEnv), 10, 64); err == nil && id > 0 {
+		opts.Store = &failOnce{Store: opts.Store, id: id}
+	}
 	return store, nil
 }
 
@@ -157,6 +162,42 @@ const CommitDelayEnv = "PIPESQL_TEST_COMMIT_DELAY"
 
 // CommitAnnouncement starts the line written before each delayed commit.
 const CommitAnnouncement = "pipesql-test: committing checkpoint"
+
+// FailCheckpointEnv, set to a checkpoint id, makes the commit record of that checkpoint
+// fail once, as a full disk would, after its values were written (and after the sinks
+// staged their output for it). It is for the tests of exactly-once sinks; nothing else
+// sets it.
+const FailCheckpointEnv = "PIPESQL_TEST_FAIL_CHECKPOINT"
+
+// errInjectedStorage is the failure FailCheckpointEnv injects.
+var errInjectedStorage = errors.New("injected storage failure (" + FailCheckpointEnv + ")")
+
+type failOnce struct {
+	state.Store
+	id     uint64
+	failed atomic.Bool
+}
+
+type failOnceWriter struct {
+	state.Writer
+	fail bool
+}
+
+func (s *failOnce) Begin(job string, id uint64) (state.Writer, error) {
+	w, err := s.Store.Begin(job, id)
+	if err != nil {
+		return nil, err
+	}
+	return failOnceWriter{Writer: w, fail: id == s.id && s.failed.CompareAndSwap(false, true)}, nil
+}
+
+func (w failOnceWriter) Commit(m state.Meta) error {
+	if w.fail {
+		w.Writer.Abort()
+		return errInjectedStorage
+	}
+	return w.Writer.Commit(m)
+}
 
 type slowCommits struct {
 	state.Store

@@ -28,7 +28,7 @@ const eoJob = `
 SET 'table.local-time-zone' = 'Asia/Shanghai';
 SET 'execution.checkpointing.interval' = '1 s';
 SET 'execution.checkpointing.dir' = '%[2]s';
-SET 'restart-strategy.type' = 'none';
+%[3]s
 CREATE TABLE events (
   app STRING, user_id STRING, event_time BIGINT,
   ts AS TO_TIMESTAMP_LTZ(event_time, 3),
@@ -60,83 +60,88 @@ GROUP BY DATE_FORMAT(ts, 'yyyy-MM-dd'), app;
 
 const flushApp = "zz-flush" // the events that close the last windows; not in the truth
 
-func TestKafkaExactlyOnceCrash(t *testing.T) {
-	rounds := 10
-	if !soak {
-		rounds = 3 // the fast set: one kill of each kind
-	}
-	const parts = 4
-	c := kafkatest.NewCluster(t, 3)
-	c.CreateTopic(t, "events", parts)
-	c.CreateTopic(t, "dau", 2)
-	c.CreateTopic(t, "dau-upsert", 3)
-	dauWatch := watchTopic(t, c, "dau")
-	upsertWatch := watchTopic(t, c, "dau-upsert")
-	job := writeJob(t, strings.ReplaceAll(fmt.Sprintf(eoJob, c.Bootstrap(), t.TempDir()), "{day}", "`day`"))
+// eoFixture is a cluster with the events topic, the two output topics read by
+// read_committed consumers from the start, the job file, and events produced all along
+// until stopProducing.
+type eoFixture struct {
+	c                     *kafkatest.Cluster
+	dauWatch, upsertWatch *topicWatch
+	job                   string
 
-	// Events arrive all along: ~2,500 a second, 10 s of event time each, so a day of
-	// events takes ~3.5 s and windows close while the job is being killed.
-	g := newDAUGen(parts, time.Date(2026, 3, 1, 10, 0, 0, 0, shanghai), 10*time.Second)
-	stop, produced := make(chan struct{}), make(chan struct{})
-	var produceErr error
-	var mu sync.Mutex
+	mu         sync.Mutex
+	g          *dauGen
+	stop       chan struct{}
+	produced   chan struct{}
+	produceErr error
+}
+
+const eoParts = 4
+
+// newEOFixture starts the cluster and the producer; sets are the job's further SETs.
+func newEOFixture(t *testing.T, sets string) *eoFixture {
+	f := &eoFixture{c: kafkatest.NewCluster(t, 3), stop: make(chan struct{}), produced: make(chan struct{})}
+	f.c.CreateTopic(t, "events", eoParts)
+	f.c.CreateTopic(t, "dau", 2)
+	f.c.CreateTopic(t, "dau-upsert", 3)
+	f.dauWatch = watchTopic(t, f.c, "dau")
+	f.upsertWatch = watchTopic(t, f.c, "dau-upsert")
+	f.job = writeJob(t, strings.ReplaceAll(fmt.Sprintf(eoJob, f.c.Bootstrap(), t.TempDir(), sets), "{day}", "`day`"))
+	// ~2,500 events a second, 10 s of event time each: a day of events takes ~3.5 s, so
+	// windows close while the job runs.
+	f.g = newDAUGen(eoParts, time.Date(2026, 3, 1, 10, 0, 0, 0, shanghai), 10*time.Second)
 	go func() {
-		defer close(produced)
+		defer close(f.produced)
 		for {
 			select {
-			case <-stop:
+			case <-f.stop:
 				return
 			case <-time.After(20 * time.Millisecond):
 			}
-			mu.Lock()
-			evs := g.events(50)
-			mu.Unlock()
-			if err := c.TryProduce("events", evs...); err != nil {
-				produceErr = err
+			f.mu.Lock()
+			evs := f.g.events(50)
+			f.mu.Unlock()
+			if err := f.c.TryProduce("events", evs...); err != nil {
+				f.produceErr = err
 				return
 			}
 		}
 	}()
+	t.Cleanup(f.stopProducing)
+	return f
+}
 
-	env := []string{engine.CommitDelayEnv + "=300ms", kafka.KafkaCommitDelayEnv + "=300ms"}
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 7))
-	killed, inCommit := crashRounds(t, env, job, rounds, func(round int) killPlan {
-		switch round % 3 {
-		case 0: // the sinks pre-committed, the checkpoint is not complete
-			return killPlan{commits: 1 + rng.IntN(2), inCommit: true}
-		case 1: // the checkpoint completed, the sinks have not committed
-			return killPlan{commits: 1 + rng.IntN(2), kafkaCommit: true}
-		}
-		return killPlan{commits: 1, delay: time.Duration(rng.IntN(1000)) * time.Millisecond}
-	}, nil)
-	close(stop)
-	<-produced
-	if produceErr != nil {
-		t.Fatalf("producing events: %v", produceErr)
+func (f *eoFixture) stopProducing() {
+	select {
+	case <-f.stop:
+	default:
+		close(f.stop)
 	}
-	if killed < rounds {
-		t.Fatalf("only %d of %d runs were killed", killed, rounds)
+	<-f.produced
+}
+
+// finish stops the events, sends one event per partition far ahead of them (closing
+// every window of the truth) and returns the truth.
+func (f *eoFixture) finish(t *testing.T) map[dauKey][2]int64 {
+	t.Helper()
+	f.stopProducing()
+	if f.produceErr != nil {
+		t.Fatalf("producing events: %v", f.produceErr)
 	}
-	// One event per partition far ahead closes every window of the truth.
-	mu.Lock()
-	want := g.want("")
-	far := g.next + int64(10*24*time.Hour/time.Millisecond)
-	mu.Unlock()
-	for p := range parts {
+	want := f.g.want("")
+	far := f.g.next + int64(10*24*time.Hour/time.Millisecond)
+	for p := range eoParts {
 		v, _ := json.Marshal(dauEvent{App: flushApp, UserID: "x", EventTime: far})
-		c.Produce(t, "events", kafkatest.Record{Partition: int32(p), Value: v})
+		f.c.Produce(t, "events", kafkatest.Record{Partition: int32(p), Value: v})
 	}
+	return want
+}
 
-	// The last run resumes and must get to the end: no transaction of the killed runs
-	// holds the read_committed consumers back.
-	began := time.Now()
-	r := startCrashRun(t, env, "run", job)
-	defer r.kill(t)
-	complete := func(rs []outRecord) bool { return len(decodeWindows(rs)) >= len(want) }
-	dauWatch.until("every window", nil, complete)
-	upsertWatch.until("every group's final count", nil, func(rs []outRecord) bool {
+// waitComplete waits until the consumers have seen every window and every group's
+// final count of want: a transaction nobody ends would hold them back.
+func (f *eoFixture) waitComplete(t *testing.T, want map[dauKey][2]int64) {
+	t.Helper()
+	f.dauWatch.until("every window", nil, func(rs []outRecord) bool { return len(decodeWindows(rs)) >= len(want) })
+	f.upsertWatch.until("every group's final count", nil, func(rs []outRecord) bool {
 		got, _ := finalUpserts(t, rs)
 		for k, w := range want {
 			if got[k] != w {
@@ -145,17 +150,14 @@ func TestKafkaExactlyOnceCrash(t *testing.T) {
 		}
 		return true
 	})
-	t.Logf("%d kills (%d after a pre-commit, before the checkpoint completed); the last run caught up in %s; %d windows",
-		killed, inCommit, time.Since(began), len(want))
-	r.kill(t)
-	if strings.Contains(r.stderr.String(), "level=ERROR") {
-		t.Errorf("errors in the last run:\n%s", r.stderr.String())
-	}
+}
 
-	// What the consumer saw during the kills: every window once, with the truth's
-	// counts; every upsert of a key once (its event count only grows); and nothing that
-	// is not in the committed log now (no aborted or uncommitted record).
-	dauSeen, upSeen := dauWatch.snapshot(), upsertWatch.snapshot()
+// check checks what the consumers saw: every window once, with the truth's counts;
+// every upsert of a key once (its event count only grows); and nothing that is not in
+// the committed log now (no aborted or uncommitted record).
+func (f *eoFixture) check(t *testing.T, want map[dauKey][2]int64) {
+	t.Helper()
+	dauSeen, upSeen := f.dauWatch.snapshot(), f.upsertWatch.snapshot()
 	counts := map[dauKey]int{}
 	for _, rec := range dauSeen {
 		var row dauRow
@@ -180,7 +182,7 @@ func TestKafkaExactlyOnceCrash(t *testing.T) {
 		seen []outRecord
 	}{{"dau", dauSeen}, {"dau-upsert", upSeen}} {
 		final := map[[2]int64]string{}
-		for _, rec := range c.ReadAll(t, topic.name) {
+		for _, rec := range f.c.ReadAll(t, topic.name) {
 			final[[2]int64{int64(rec.Partition), rec.Offset}] = string(rec.Value)
 		}
 		for _, rec := range topic.seen {
@@ -188,6 +190,77 @@ func TestKafkaExactlyOnceCrash(t *testing.T) {
 				t.Errorf("%s: the consumer saw %s at partition %d offset %d, which is not committed there", topic.name, rec.Value, rec.Partition, rec.Offset)
 			}
 		}
+	}
+}
+
+func TestKafkaExactlyOnceCrash(t *testing.T) {
+	rounds := 10
+	if !soak {
+		rounds = 3 // the fast set: one kill of each kind
+	}
+	f := newEOFixture(t, "SET 'restart-strategy.type' = 'none';")
+	env := []string{engine.CommitDelayEnv + "=300ms", kafka.KafkaCommitDelayEnv + "=300ms"}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	killed, inCommit := crashRounds(t, env, f.job, rounds, func(round int) killPlan {
+		switch round % 3 {
+		case 0: // the sinks pre-committed, the checkpoint is not complete
+			return killPlan{commits: 1 + rng.IntN(2), inCommit: true}
+		case 1: // the checkpoint completed, the sinks have not committed
+			return killPlan{commits: 1 + rng.IntN(2), kafkaCommit: true}
+		}
+		return killPlan{commits: 1, delay: time.Duration(rng.IntN(1000)) * time.Millisecond}
+	}, nil)
+	if killed < rounds {
+		t.Fatalf("only %d of %d runs were killed", killed, rounds)
+	}
+	want := f.finish(t)
+
+	// The last run resumes and must get to the end.
+	began := time.Now()
+	r := startCrashRun(t, env, "run", f.job)
+	defer r.kill(t)
+	f.waitComplete(t, want)
+	t.Logf("%d kills (%d after a pre-commit, before the checkpoint completed); the last run caught up in %s; %d windows",
+		killed, inCommit, time.Since(began), len(want))
+	r.kill(t)
+	if strings.Contains(r.stderr.String(), "level=ERROR") {
+		t.Errorf("errors in the last run:\n%s", r.stderr.String())
+	}
+	f.check(t, want)
+}
+
+// TestKafkaExactlyOnceFailedCheckpoint fails the commit record of checkpoint 2 once,
+// after the sinks pre-committed their transactions for it: with no failure tolerated
+// the run fails and restarts from checkpoint 1, whose fenced ids abort the staged
+// transactions before the rows are written again; with one tolerated the staged
+// transactions wait and checkpoint 3 commits them. Either way no row is seen twice.
+func TestKafkaExactlyOnceFailedCheckpoint(t *testing.T) {
+	for _, tc := range []struct {
+		name, sets, log string
+	}{
+		{"restarted", "SET 'restart-strategy.type' = 'fixed-delay';\nSET 'restart-strategy.fixed-delay.delay' = '100 ms';",
+			"aborted a lingering transaction"},
+		{"tolerated", "SET 'restart-strategy.type' = 'none';\nSET 'execution.checkpointing.tolerable-failed-checkpoints' = '1';", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newEOFixture(t, tc.sets)
+			r := startCrashRun(t, []string{engine.FailCheckpointEnv + "=2"}, "run", f.job)
+			defer r.kill(t)
+			time.Sleep(4 * time.Second) // checkpoint 2 fails within ~2 s; windows close meanwhile
+			want := f.finish(t)
+			f.waitComplete(t, want)
+			r.kill(t)
+			stderr := r.stderr.String()
+			if !strings.Contains(stderr, "checkpoint failed") || !strings.Contains(stderr, "injected storage failure") {
+				t.Errorf("the injected failure of checkpoint 2 is not in the log:\n%s", stderr)
+			}
+			if tc.log != "" && !strings.Contains(stderr, tc.log) {
+				t.Errorf("the log does not say %q:\n%s", tc.log, stderr)
+			}
+			f.check(t, want)
+		})
 	}
 }
 
