@@ -454,6 +454,17 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		return &opSpec{name: "join", stateDesc: describeJoin(n), build: func(rt *runEnv, _ *opMetrics) (operator, error) {
 			return newJoinOp(cfg, rt.clock), nil
 		}}, nil
+	case *planner.IntervalJoin:
+		if updating {
+			return nil, fmt.Errorf("%w: interval join over an updating input", ErrUnsupportedPlan)
+		}
+		cfg, err := compileIntervalJoin(n, c.env)
+		if err != nil {
+			return nil, err
+		}
+		return &opSpec{name: "interval join", stateDesc: describeIntervalJoin(n), build: func(rt *runEnv, _ *opMetrics) (operator, error) {
+			return newIntervalJoinOp(cfg, rt.clock), nil
+		}}, nil
 	case *planner.Union:
 		for _, in := range n.Inputs {
 			if len(in.Schema()) != len(n.Out) {

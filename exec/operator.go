@@ -88,6 +88,13 @@ type timerOperator interface {
 	onTimer(ctx context.Context, now time.Time, out *outbox) error
 }
 
+// watermarkHolder is implemented by operators whose output lags their input in event
+// time (an interval join emits pairs whose times are behind its input watermark by up to
+// its bounds): the task forwards outputWatermark(wm) rather than wm.
+type watermarkHolder interface {
+	outputWatermark(wm int64) int64
+}
+
 // opSpec is a compiled operator: its name, its counters and how to build it with
 // fresh state for a run.
 type opSpec struct {
@@ -374,6 +381,9 @@ func (t *opTask) advance(ctx context.Context, in *inputState, lastWM *int64) err
 	t.spec.metrics.watermark.Store(wm)
 	if err := t.op.processWatermark(ctx, wm, t.out); err != nil {
 		return t.fail(err)
+	}
+	if h, ok := t.op.(watermarkHolder); ok {
+		wm = h.outputWatermark(wm)
 	}
 	return t.forward(ctx, event{kind: eventWatermark, watermark: wm})
 }

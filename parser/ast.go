@@ -309,14 +309,19 @@ type OrderItem struct {
 	Desc bool
 }
 
-// TableName is a table or view in FROM: name [/*+ OPTIONS(...) */] [[AS] alias].
+// TableName is a table or view in FROM:
+// name [/*+ OPTIONS(...) */] [FOR SYSTEM_TIME AS OF attr] [[AS] alias].
 type TableName struct {
 	At   Pos
 	Name ObjectName
 	// Options are the 'key' = 'value' pairs of OPTIONS hints after the name: dynamic
 	// table options for this read, in the order written; nil without a hint.
 	Options []Option
-	Alias   string
+	// AsOf is the time attribute of FOR SYSTEM_TIME AS OF attr (a column of the table
+	// joined before this one, e.g. o.order_time): the table is read as it was at that
+	// time, in a temporal or lookup join. nil without the clause.
+	AsOf  *Ident
+	Alias string
 }
 
 // SubqueryTable is (query) [AS] alias in FROM.

@@ -289,7 +289,7 @@ func (l *lowering) convTable(te sqlparser.TableExpr) (TableExpr, int, error) {
 			}
 			switch lf.kind {
 			case leafIdent:
-				return &TableName{At: lf.pos, Name: ObjectName(lf.parts), Options: lf.options, Alias: alias}, k, nil
+				return &TableName{At: lf.pos, Name: ObjectName(lf.parts), Options: lf.options, AsOf: lf.asOf, Alias: alias}, k, nil
 			case leafTable:
 				switch t := lf.table.(type) {
 				case *WindowTVF:

@@ -451,6 +451,10 @@ func (f *formatter) table(t TableExpr) {
 	case *TableName:
 		f.WriteString(t.Name.String())
 		f.hint(t.Options)
+		if t.AsOf != nil {
+			f.WriteString(" FOR SYSTEM_TIME AS OF ")
+			f.expr(t.AsOf)
+		}
 		f.alias(t.Alias)
 	case *SubqueryTable:
 		f.WriteString("(")

@@ -58,6 +58,8 @@ type leaf struct {
 	fn    funcShape
 	// options are the OPTIONS hints after a table name in FROM.
 	options []Option
+	// asOf is FOR SYSTEM_TIME AS OF attr after a table name in FROM.
+	asOf *Ident
 }
 
 // funcShape says how a placeholder function call maps back.
@@ -505,7 +507,7 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 		l.emit(")", i)
 		return i + 1, nil
 	case w == "FOR" && nt.is("SYSTEM_TIME"):
-		return 0, unsupportedErr(t.pos, "FOR SYSTEM_TIME AS OF (temporal joins) is not supported")
+		return l.emitAsOf(i, hi)
 	case w == "GROUPING" && nt.is("SETS"):
 		return 0, unsupportedErr(t.pos, "GROUPING SETS is not supported")
 	case w == "NULLS" && (nt.is("FIRST") || nt.is("LAST")):
@@ -542,6 +544,42 @@ func (l *lowering) emitHint(i int) (int, error) {
 		return i + 1, nil
 	}
 	return 0, badToken(t)
+}
+
+// emitAsOf handles FOR SYSTEM_TIME AS OF attr right after a table name of a FROM clause
+// (and its OPTIONS hint): the table's leaf keeps the attribute. It emits nothing.
+func (l *lowering) emitAsOf(i, hi int) (int, error) {
+	t := l.p.toks[i]
+	n := len(l.toks)
+	if n == 0 || l.toks[n-1].leaf == nil || l.toks[n-1].leaf.kind != leafIdent || !l.tableStartsAt(n-1) {
+		return 0, syntaxErr(t.pos, "FOR SYSTEM_TIME AS OF must follow the name of a table joined in FROM (JOIN t FOR SYSTEM_TIME AS OF o.ts AS d ON ...)")
+	}
+	lf := l.toks[n-1].leaf
+	if lf.asOf != nil {
+		return 0, syntaxErr(t.pos, "FOR SYSTEM_TIME AS OF is written once per table")
+	}
+	j := i + 2
+	for _, w := range []string{"AS", "OF"} {
+		if nt := l.tok(j, hi); !nt.is(w) {
+			return 0, syntaxErr(nt.pos, "syntax error at %s: expected %s (FOR SYSTEM_TIME AS OF attr)", nt.describe(), w)
+		}
+		j++
+	}
+	at := l.tok(j, hi)
+	if at.kind != tokWord && at.kind != tokQuoted || at.kind == tokWord && reservedWords[at.val] {
+		return 0, syntaxErr(at.pos, "syntax error at %s: expected the time attribute after FOR SYSTEM_TIME AS OF (e.g. o.order_time)", at.describe())
+	}
+	parts := []string{identPart(at)}
+	j++
+	for j+1 < hi && l.p.toks[j].isOp(".") && (l.p.toks[j+1].kind == tokWord || l.p.toks[j+1].kind == tokQuoted) {
+		parts = append(parts, identPart(l.p.toks[j+1]))
+		j += 2
+	}
+	if nt := l.tok(j, hi); nt.isOp("(") || nt.isOp("-") || nt.isOp("+") || nt.isOp("[") {
+		return 0, unsupportedErr(at.pos, "unsupported: FOR SYSTEM_TIME AS OF takes a time attribute column of the left table (e.g. o.order_time), not an expression")
+	}
+	lf.asOf = &Ident{At: at.pos, Parts: parts}
+	return j, nil
 }
 
 // inFromList reports whether the next emitted token would be a table of a FROM clause:

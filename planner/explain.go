@@ -400,6 +400,8 @@ func describeState(b *strings.Builder, n Node) {
 			b.WriteString("]")
 		}
 		b.WriteByte('\n')
+	case *IntervalJoin:
+		describeIntervalJoin(b, x) // interval_join.go
 	case *Union:
 		fmt.Fprintf(b, "union %d\n", len(x.Inputs))
 	case *ChangelogNormalize:
@@ -460,6 +462,11 @@ func lineage(n Node, col int) string {
 		}
 		return lineage(x.Input, col)
 	case *Join:
+		if w := len(x.Left.Schema()); col >= w {
+			return lineage(x.Right, col-w)
+		}
+		return lineage(x.Left, col)
+	case *IntervalJoin:
 		if w := len(x.Left.Schema()); col >= w {
 			return lineage(x.Right, col-w)
 		}

@@ -121,7 +121,8 @@ var auditCases = []auditCase{
 	{name: "CROSS JOIN", sql: `SELECT a.app FROM clicks a CROSS JOIN clicks b`, err: "1:39"},
 	{name: "FROM list", sql: `SELECT a.app FROM clicks a, clicks b WHERE a.app = b.app`, err: "1:29"},
 	{name: "JOIN without equality", sql: `SELECT a.app FROM clicks a JOIN clicks b ON a.n < b.n`, err: "1:45"},
-	{name: "interval join", sql: `SELECT a.app FROM clicks a JOIN clicks b ON a.app = b.app AND a.ts BETWEEN b.ts - INTERVAL '1' MINUTE AND b.ts`, err: "1:45"},
+	{name: "interval join", sql: `SELECT a.app FROM clicks a JOIN clicks b ON a.app = b.app AND a.ts BETWEEN b.ts - INTERVAL '1' MINUTE AND b.ts`, want: "IntervalJoin(joinType=[InnerJoin], windowBounds=[isRowTime=true, leftLowerBound=-60000, leftUpperBound=0"},
+	{name: "interval join without an upper bound", sql: `SELECT a.app FROM clicks a JOIN clicks b ON a.app = b.app AND a.ts >= b.ts - INTERVAL '1' MINUTE`, err: "1:45"},
 	{name: "window join", sql: `SELECT a.app FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) a JOIN clicks b ON a.app = b.app`, err: "1:19"},
 	{name: "JOIN of an updating input", sql: `SELECT a.app FROM clicks a JOIN (SELECT app, COUNT(*) AS c FROM clicks GROUP BY app) b ON a.app = b.app`, err: "1:33"},
 	{name: "lookup or lateral join", sql: `SELECT a.app FROM clicks a, LATERAL TABLE(f(a.app))`, err: "1:29", any: true},
@@ -139,7 +140,8 @@ var auditCases = []auditCase{
 	{name: "OVER window", sql: `SELECT app, ROW_NUMBER() OVER (PARTITION BY app ORDER BY ts) FROM clicks`, err: "1:26"},
 	{name: "OVER aggregate", sql: `SELECT app, SUM(n) OVER (PARTITION BY app ORDER BY ts) FROM clicks`, err: "1:20"},
 	{name: "GROUPING SETS", sql: `SELECT app FROM clicks GROUP BY GROUPING SETS ((app))`, err: "1:33"},
-	{name: "temporal join", sql: `SELECT a.app FROM clicks a JOIN clicks FOR SYSTEM_TIME AS OF a.ts AS b ON a.app = b.app`, err: "1:40"},
+	{name: "temporal join", fields: []string{"TableName.AsOf"}, sql: `SELECT a.app FROM clicks a JOIN clicks FOR SYSTEM_TIME AS OF a.ts AS b ON a.app = b.app`, err: "1:62"},
+	{name: "FOR SYSTEM_TIME AS OF outside a join", sql: `SELECT app FROM clicks FOR SYSTEM_TIME AS OF ts`, err: "1:46"},
 
 	// ---- Expressions ----
 	{name: "literals", fields: []string{"Literal.Kind", "Literal.Text"},

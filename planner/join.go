@@ -41,6 +41,9 @@ func (p *planner) planJoin(x *parser.Join, env *cteEnv) (*relation, error) {
 	default:
 		return nil, errAt(x.At, ErrUnsupported, "unsupported: %s JOIN", x.Kind)
 	}
+	if tn, ok := x.Right.(*parser.TableName); ok && tn.AsOf != nil {
+		return p.planSystemTimeJoin(x, typ, tn, env) // temporal_join.go
+	}
 	left, err := p.planFrom(x.Left, env)
 	if err != nil {
 		return nil, err
@@ -72,17 +75,24 @@ func (p *planner) planJoin(x *parser.Join, env *cteEnv) (*relation, error) {
 	}
 	j := &Join{Type: typ, Condition: cond}
 	var rest Expr
+	var timeConds []Expr
 	for _, c := range splitAnd(cond) {
+		if usesTimeOfBoth(c, in, lw) {
+			timeConds = append(timeConds, c) // an interval join's bound (interval_join.go)
+			rest = and(rest, c)
+			continue
+		}
 		if l, r, t, ok := equiKey(c, lw); ok {
 			j.LeftKeys = append(j.LeftKeys, l)
 			j.RightKeys = append(j.RightKeys, r)
 			j.KeyTypes = append(j.KeyTypes, t)
 			continue
 		}
-		if usesTimeOfBoth(c, in, lw) {
-			return nil, errAt(x.On.Pos(), ErrUnsupported, "unsupported: interval join (a JOIN condition on the time attributes of both sides: %s)", ExplainExpr(c))
-		}
 		rest = and(rest, c)
+	}
+	if len(timeConds) > 0 {
+		j.Where = rest
+		return p.planIntervalJoin(x, j, left, right, in, timeConds)
 	}
 	if len(j.LeftKeys) == 0 {
 		return nil, errAt(x.On.Pos(), ErrUnsupported, "unsupported: JOIN without an equality between a column of each side (pipesql runs equi-joins)")

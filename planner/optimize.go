@@ -148,6 +148,8 @@ func (o *optimizer) prune(n Node, used []bool) (Node, []int, error) {
 		return &Limit{Input: in, N: x.N}, m, nil
 	case *Join:
 		return o.pruneJoin(x, used) // join.go
+	case *IntervalJoin:
+		return o.pruneIntervalJoin(x, used) // interval_join.go
 	case *Correlate:
 		return o.pruneCorrelate(x, used) // unnest.go
 	case *Exchange:
@@ -410,6 +412,10 @@ func merge(n Node, keepNames bool) Node {
 		c.Input = merge(x.Input, false)
 		return &c
 	case *Join:
+		j := *x
+		j.Left, j.Right = merge(x.Left, false), merge(x.Right, false)
+		return &j
+	case *IntervalJoin:
 		j := *x
 		j.Left, j.Right = merge(x.Left, false), merge(x.Right, false)
 		return &j

@@ -611,6 +611,9 @@ func (p *planner) planFrom(te parser.TableExpr, env *cteEnv) (*relation, error) 
 }
 
 func (p *planner) planTableName(x *parser.TableName, env *cteEnv) (*relation, error) {
+	if x.AsOf != nil {
+		return nil, errAt(x.AsOf.At, ErrUnsupported, "unsupported: FOR SYSTEM_TIME AS OF outside a join (write FROM t JOIN dim FOR SYSTEM_TIME AS OF t.ts AS d ON ...)")
+	}
 	name, err := objectName(x.At, x.Name)
 	if err != nil {
 		return nil, err
