@@ -4,11 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/pipesql/pipesql/connectors/kafka"
 	"github.com/pipesql/pipesql/connectors/kafka/kafkatest"
@@ -236,21 +242,52 @@ func TestKafkaExactlyOnceCrash(t *testing.T) {
 // the run fails and restarts from checkpoint 1, whose fenced ids abort the staged
 // transactions before the rows are written again; with one tolerated the staged
 // transactions wait and checkpoint 3 commits them. Either way no row is seen twice.
+//
+// The metrics show the sinks' transactions meanwhile: committed, aborted (the restarted
+// run's fencing), pending, and the barrier-to-commit histogram.
 func TestKafkaExactlyOnceFailedCheckpoint(t *testing.T) {
 	for _, tc := range []struct {
 		name, sets, log string
+		aborted         bool
 	}{
 		{"restarted", "SET 'restart-strategy.type' = 'fixed-delay';\nSET 'restart-strategy.fixed-delay.delay' = '100 ms';",
-			"aborted a lingering transaction"},
-		{"tolerated", "SET 'restart-strategy.type' = 'none';\nSET 'execution.checkpointing.tolerable-failed-checkpoints' = '1';", ""},
+			"aborted a lingering transaction", true},
+		{"tolerated", "SET 'restart-strategy.type' = 'none';\nSET 'execution.checkpointing.tolerable-failed-checkpoints' = '1';", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newEOFixture(t, tc.sets)
-			r := startCrashRun(t, []string{engine.FailCheckpointEnv + "=2"}, "run", f.job)
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := l.Addr().String()
+			l.Close()
+			r := startCrashRun(t, []string{engine.FailCheckpointEnv + "=2"}, "run", "--metrics-addr", addr, f.job)
 			defer r.kill(t)
 			time.Sleep(4 * time.Second) // checkpoint 2 fails within ~2 s; windows close meanwhile
 			want := f.finish(t)
 			f.waitComplete(t, want)
+
+			// The sinks' transactions in the metrics.
+			url := "http://" + addr + "/metrics"
+			eventuallyTrue(t, "the sinks' transactions in the metrics", func() bool {
+				fams := scrapeFamilies(t, url)
+				sum := func(name string) (float64, int) {
+					total, n := 0.0, 0
+					if f := fams[name]; f != nil {
+						for _, m := range f.Metric {
+							total += m.GetCounter().GetValue() + m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
+							n++
+						}
+					}
+					return total, n
+				}
+				committed, nc := sum("pipesql_sink_transactions_committed_total")
+				commits, nh := sum("pipesql_sink_transaction_commit_seconds")
+				aborted, _ := sum("pipesql_sink_transactions_aborted_total")
+				_, np := sum("pipesql_sink_transactions_pending")
+				return nc == 2 && nh == 2 && np == 2 && committed >= 2 && commits >= 2 && (!tc.aborted || aborted >= 1)
+			})
 			r.kill(t)
 			stderr := r.stderr.String()
 			if !strings.Contains(stderr, "checkpoint failed") || !strings.Contains(stderr, "injected storage failure") {
@@ -262,6 +299,41 @@ func TestKafkaExactlyOnceFailedCheckpoint(t *testing.T) {
 			f.check(t, want)
 		})
 	}
+}
+
+// TestKafkaExactlyOnceTimeoutAtPlanTime: a checkpoint interval that is not shorter than
+// transaction.timeout.ms is an error of the INSERT, before anything runs.
+func TestKafkaExactlyOnceTimeoutAtPlanTime(t *testing.T) {
+	job := writeJob(t, `SET 'execution.checkpointing.interval' = '2 min';
+CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+CREATE TABLE out (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'localhost:1',
+  'format' = 'json', 'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'p',
+  'properties.transaction.timeout.ms' = '90000');
+INSERT INTO out SELECT id FROM src;
+`)
+	for _, cmd := range []string{"explain", "run"} {
+		r := pipesql(t, cmd, job)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "job.sql:6:1: kafka sink out") ||
+			!strings.Contains(r.stderr, "'execution.checkpointing.interval' (2m0s) is not shorter than 'properties.transaction.timeout.ms' (1m30s)") {
+			t.Errorf("%s: exit %d, want %d and the timeout error at the INSERT\nstderr: %s", cmd, r.code, exitUsage, r.stderr)
+		}
+	}
+}
+
+// scrapeFamilies reads the metrics at url.
+func scrapeFamilies(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("scrape %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("scrape %s: %v", url, err)
+	}
+	return fams
 }
 
 // decodeWindows reads the windows of the append-only DAU topic (the flush app left out).
