@@ -94,6 +94,7 @@ type fileSink struct {
 	wm        int64            // the input's watermark
 	cpWM      map[uint64]int64 // the watermark at each staged checkpoint's barrier
 	committed map[string]bool  // partitions committed by this sink (for tests and logs)
+	warned    map[string]bool  // partitions whose time could not be read, warned about
 	log       connectors.Logger
 	buf       []byte
 	row       types.Row
@@ -148,7 +149,7 @@ func newFileSink(cfg connectors.SinkConfig, clk connectors.Clock) (*fileSink, er
 		return nil, err
 	}
 	s := &fileSink{table: cfg.Name, dir: filepath.Clean(cfg.Options[optPath]), schema: cfg.Input, json: f.Name == "json", clock: clk, log: cfg.Log,
-		open: map[string]*openPart{}, waiting: map[string]*pendingPartition{}, cpWM: map[uint64]int64{}, committed: map[string]bool{},
+		open: map[string]*openPart{}, waiting: map[string]*pendingPartition{}, cpWM: map[uint64]int64{}, committed: map[string]bool{}, warned: map[string]bool{},
 		wm: minWatermark, fopts: fopts, bulk: f.Bulk}
 	if s.log == nil {
 		s.log = discardLogger{}
@@ -503,7 +504,14 @@ func (s *fileSink) commitPartitions(upTo uint64, wm int64) error {
 		}
 		ok, err := s.parts.committable(k, time.UnixMilli(pp.Created), now, wm)
 		if err != nil {
-			return s.fail(err)
+			// Flink fails the job here; a partition whose time cannot be read waits for
+			// the end of the input instead, with a warning, so one odd value (NULL's
+			// default partition) does not stop the job in a restart loop.
+			if !s.warned[k] {
+				s.warned[k] = true
+				s.log.Warn("a partition's time cannot be read; it is committed only at the end of the input", "table", s.table, "err", err.Error())
+			}
+			continue
 		}
 		if !ok {
 			continue

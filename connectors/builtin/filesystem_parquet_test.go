@@ -294,3 +294,163 @@ func TestPartitionOptionsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestParquetNestedAndTemporalTypes: ARRAY, MAP, ROW, TIME, TIMESTAMP_LTZ, TINYINT,
+// BYTES and INT64 timestamps, written by DuckDB and read by pipesql, then written by
+// pipesql and read by DuckDB.
+func TestParquetNestedAndTemporalTypes(t *testing.T) {
+	db := duck(t)
+	dir := t.TempDir()
+	gen := `SELECT i::BIGINT AS id, [i, i + 1, NULL]::INT[] AS arr, MAP {'a': i, 'b': NULL}::MAP(VARCHAR, BIGINT) AS m,
+		{'x': i::INT, 'y': 'r' || i} AS r, TIME '10:00:00' + INTERVAL (i) SECOND AS tm,
+		TIMESTAMPTZ '2024-05-01 10:00:00+00' + INTERVAL (i * 10) MILLISECOND AS ltz, (i % 100)::TINYINT AS tiny,
+		('b' || i)::BLOB AS bin FROM range(300) r(i)`
+	in := filepath.Join(dir, "in", "f.parquet")
+	os.MkdirAll(filepath.Dir(in), 0o755)
+	if _, err := db.Exec(fmt.Sprintf(`SET TimeZone = 'UTC'; COPY (%s) TO '%s' (FORMAT parquet)`, gen, in)); err != nil {
+		t.Fatal(err)
+	}
+	it, bigint, str := types.TypeInt, types.TypeBigInt, types.TypeString
+	schema := types.Schema{
+		{Name: "id", Type: types.TypeBigInt},
+		{Name: "arr", Type: types.Type{Kind: types.Array, Elem: &it}},
+		{Name: "m", Type: types.Type{Kind: types.Map, Key: &str, Elem: &bigint}},
+		{Name: "r", Type: types.Type{Kind: types.Struct, Fields: []types.Field{{Name: "x", Type: it}, {Name: "y", Type: str}}}},
+		{Name: "tm", Type: types.Type{Kind: types.Time}},
+		{Name: "ltz", Type: types.TimestampLTZType(3)},
+		{Name: "tiny", Type: types.Type{Kind: types.TinyInt}},
+		{Name: "bin", Type: types.Type{Kind: types.Bytes}},
+	}
+	src, err := newFileSource(pqSourceConfig(filepath.Dir(in), schema, nil, nil), newFakeClock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := drain(t, src)
+	if len(rows) != 300 {
+		t.Fatalf("read %d rows, want 300", len(rows))
+	}
+	r7 := rows[7]
+	for i, want := range []string{"7", "[7, 8, NULL]", "{a=7, b=NULL}", "(7, r7)", "10:00:07", "2024-05-01 10:00:00.070", "7"} {
+		if got := r7[i].String(); got != want {
+			t.Errorf("row 7 column %s: %s, want %s", schema[i].Name, got, want)
+		}
+	}
+	if r7[7].Str() != "b7" {
+		t.Errorf("row 7 bin: %q", r7[7].Str())
+	}
+
+	// pipesql writes them back, INT64 timestamps in millis; DuckDB reads them
+	out := filepath.Join(dir, "out")
+	s, err := newFileSink(connectors.SinkConfig{
+		TableInfo: connectors.TableInfo{Name: "out", Schema: schema, Options: map[string]string{"connector": "filesystem", "path": out, "format": "parquet",
+			"parquet.write.int64.timestamp": "true", "parquet.timestamp.time.unit": "millis"}},
+		Input: schema, Log: &conntest.Logger{},
+	}, newFakeClock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b connectors.ChangeBatch
+	b.Rows = rows
+	b.Kinds = make([]connectors.RowKind, len(rows))
+	if err := s.Write(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	q := `SELECT id, arr::VARCHAR, m::VARCHAR, r::VARCHAR, tm::VARCHAR, epoch_ms(ltz), tiny, bin::VARCHAR FROM `
+	want := duckRows(t, db, q+"("+gen+")")
+	got := duckRows(t, db, q+fmt.Sprintf("read_parquet('%s/part-*')", out))
+	if !slices.Equal(got, want) {
+		t.Fatalf("DuckDB reads pipesql's file differently from its own: %q vs %q", got[:2], want[:2])
+	}
+}
+
+// TestProcessTimeCommitAndInactivity: the process-time trigger commits a partition once
+// the clock passes its creation plus the delay, at a checkpoint's completion; a part
+// with no rows for inactivity-interval rolls at the next check-interval; without
+// checkpoints, the final Flush commits every partition.
+func TestProcessTimeCommitAndInactivity(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "out")
+	schema := types.Schema{{Name: "id", Type: types.TypeBigInt}, {Name: "dt", Type: types.TypeString}}
+	clk := newFakeClock()
+	s, err := newFileSink(connectors.SinkConfig{
+		TableInfo: connectors.TableInfo{Name: "out", Schema: schema, PartitionKeys: []string{"dt"}, Options: map[string]string{
+			"connector": "filesystem", "path": dir, "format": "json",
+			"sink.partition-commit.delay":             "10 min",
+			"sink.partition-commit.policy.kind":       "success-file",
+			"sink.partition-commit.success-file.name": "_DONE",
+			"sink.rolling-policy.inactivity-interval": "2 min",
+			"sink.rolling-policy.check-interval":      "1 min",
+		}},
+		Input: schema, Log: &conntest.Logger{},
+	}, clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(id int64, dt string) connectors.ChangeBatch {
+		return connectors.ChangeBatch{Kinds: []connectors.RowKind{connectors.Insert}, Rows: []types.Row{{types.BigIntValue(id), types.StringValue(dt)}}}
+	}
+	done := func(dt string) bool {
+		_, err := os.Stat(filepath.Join(dir, "dt="+dt, "_DONE"))
+		return err == nil
+	}
+	parts := func(dt string) int {
+		entries, _ := os.ReadDir(filepath.Join(dir, "dt="+dt))
+		n := 0
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".part-") || strings.HasPrefix(e.Name(), "part-") {
+				n++
+			}
+		}
+		return n
+	}
+	s.Write(ctx, row(1, "a"))
+	clk.Advance(3 * time.Minute)
+	s.Write(ctx, row(2, "b")) // the check runs: part of a has been idle 3 min
+	s.Write(ctx, row(3, "a")) // a new part for a
+	if parts("a") != 2 {
+		t.Fatalf("partition a has %d parts, want 2 (the idle one rolled)", parts("a"))
+	}
+	s.PrepareCommit(ctx, 1)
+	s.CheckpointComplete(ctx, 1)
+	if done("a") {
+		t.Fatal("a committed 3 minutes after its creation with a 10 min delay")
+	}
+	clk.Advance(8 * time.Minute) // a: 11 min old; b: 8 min
+	s.PrepareCommit(ctx, 2)
+	s.CheckpointComplete(ctx, 2)
+	if !done("a") || done("b") {
+		t.Fatalf("after 11 min: a committed %v (want true), b %v (want false)", done("a"), done("b"))
+	}
+	s.Close()
+
+	// without checkpoints, the end commits everything
+	dir2 := filepath.Join(t.TempDir(), "out")
+	s2, err := newFileSink(connectors.SinkConfig{
+		TableInfo: connectors.TableInfo{Name: "out", Schema: schema, PartitionKeys: []string{"dt"}, Options: map[string]string{
+			"connector": "filesystem", "path": dir2, "format": "csv", "sink.partition-commit.policy.kind": "success-file",
+			"sink.partition-commit.trigger": "partition-time"}},
+		Input: schema, Log: &conntest.Logger{},
+	}, clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Write(ctx, row(1, "2024-05-01"))
+	s2.Write(ctx, connectors.ChangeBatch{Kinds: []connectors.RowKind{connectors.Insert}, Rows: []types.Row{{types.BigIntValue(2), types.Value{}}}})
+	s2.Watermark(ctx, 1<<63-1)
+	if err := s2.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	for _, p := range []string{"dt=2024-05-01", "dt=__DEFAULT_PARTITION__"} {
+		if _, err := os.Stat(filepath.Join(dir2, p, "_SUCCESS")); err != nil {
+			t.Errorf("%s not committed at the end: %v", p, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir2, p)); err != nil {
+			t.Errorf("partition %s missing: %v", p, err)
+		}
+	}
+}

@@ -307,6 +307,9 @@ func (p *partitionSpec) partitionTime(rel string) (int64, error) {
 	return 0, fmt.Errorf("partition %s: cannot read a time from %q (set partition.time-extractor.timestamp-pattern and timestamp-formatter)", rel, s)
 }
 
+// endOfInput is the watermark of the end of a bounded input.
+const endOfInput int64 = 1<<63 - 1
+
 // committable reports whether a partition may be committed: with the partition-time
 // trigger once the watermark wm (microseconds) passes its time, read in the
 // watermark-time-zone, plus the delay; with process-time once now passes its
@@ -314,6 +317,9 @@ func (p *partitionSpec) partitionTime(rel string) (int64, error) {
 func (p *partitionSpec) committable(rel string, created, now time.Time, wm int64) (bool, error) {
 	if !p.partTime {
 		return p.delay == 0 || !now.Before(created.Add(p.delay)), nil
+	}
+	if wm == endOfInput {
+		return true, nil // the end of a bounded input commits every partition, as Flink's endInput
 	}
 	wall, err := p.partitionTime(rel)
 	if err != nil {
