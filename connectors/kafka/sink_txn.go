@@ -239,9 +239,25 @@ func kgoOptions(table string, set *clientSettings, o *tableOptions) ([]kgo.Opt, 
 			"reconnect.backoff.ms", "reconnect.backoff.max.ms", "enable.idempotence", "socket.timeout.ms",
 			"socket.connection.setup.timeout.ms", "topic.metadata.refresh.interval.ms", "retries", "retry.backoff.ms",
 			"message.send.max.retries", "queue.buffering.max.messages", "queue.buffering.max.kbytes", "batch.num.messages",
-			"max.in.flight.requests.per.connection", "max.in.flight":
-			// Set from elsewhere, or tuning of librdkafka's own queues that franz-go
-			// handles its way.
+			"max.in.flight.requests.per.connection", "max.in.flight", "retry.backoff.max.ms", "connections.max.idle.ms",
+			"socket.receive.buffer.bytes", "socket.send.buffer.bytes", "client.rack", "check.crcs",
+			// a consumer's, when a table read and written carries them
+			"group.id", "group.instance.id", "auto.offset.reset", "enable.auto.offset.store", "enable.partition.eof",
+			"enable.auto.commit", "auto.commit.interval.ms", "fetch.max.bytes", "fetch.min.bytes", "fetch.wait.max.ms",
+			"max.partition.fetch.bytes", "max.poll.interval.ms", "session.timeout.ms", "heartbeat.interval.ms",
+			"partition.assignment.strategy", "isolation.level":
+			// Set from elsewhere, a consumer's, or tuning of librdkafka's own queues and
+			// sockets that franz-go handles its way.
+		case "allow.auto.create.topics":
+			if strings.EqualFold(strings.TrimSpace(v), "true") {
+				opts = append(opts, kgo.AllowAutoTopicCreation())
+			}
+		case "batch.size", "message.max.bytes":
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+			if err != nil || n <= 0 {
+				return nil, fmt.Errorf("kafka sink %s: %w: properties.%s must be a positive number of bytes, got %q", table, ErrBadOptions, k, v)
+			}
+			opts = append(opts, kgo.ProducerBatchMaxBytes(int32(n)))
 		case "client.id":
 			opts = append(opts, kgo.ClientID(v))
 		case "acks", "request.required.acks":

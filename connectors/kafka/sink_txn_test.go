@@ -326,3 +326,43 @@ func TestTransactionTimeoutAgainstInterval(t *testing.T) {
 		t.Fatalf("at-least-once has no transactions: %v", err)
 	}
 }
+
+// The franz-go options of the exactly-once path: properties it translates or ignores,
+// and those it refuses rather than silently dropping (security settings).
+func TestExactlyOnceProperties(t *testing.T) {
+	base := map[string]string{"connector": "kafka", "topic": "t", "properties.bootstrap.servers": "b:9092", "format": "json",
+		"sink.delivery-guarantee": "exactly-once", "sink.transactional-id-prefix": "p"}
+	for _, tc := range []struct {
+		props map[string]string
+		err   string
+	}{
+		{map[string]string{"properties.group.id": "g", "properties.linger.ms": "5", "properties.compression.type": "lz4",
+			"properties.batch.size": "65536", "properties.acks": "all", "properties.client.id": "c"}, ""},
+		{map[string]string{"properties.acks": "1"}, "needs acks=all"},
+		{map[string]string{"properties.security.protocol": "SASL_SSL", "properties.sasl.mechanism": "PLAIN"}, "not supported"},
+	} {
+		opts := map[string]string{}
+		for k, v := range base {
+			opts[k] = v
+		}
+		for k, v := range tc.props {
+			opts[k] = v
+		}
+		info := connectors.TableInfo{Name: "out", Options: opts, Schema: eventSchema}
+		o, err := parseOptions(info, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := resolveProperties("out", opts, forSink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = kgoOptions("out", set, o)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%v: %v", tc.props, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%v: %v, want an error saying %q", tc.props, err, tc.err)
+		}
+	}
+}
