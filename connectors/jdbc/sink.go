@@ -130,7 +130,7 @@ func (s *Sink) prepare(ctx context.Context, cfg connectors.SinkConfig) error {
 	if len(cfg.PrimaryKey) == 0 {
 		return nil
 	}
-	var keyNames, where []string
+	var keyNames []string
 	isKey := map[int]bool{}
 	for _, k := range cfg.PrimaryKey {
 		i := s.input.Index(k)
@@ -140,16 +140,17 @@ func (s *Sink) prepare(ctx context.Context, cfg connectors.SinkConfig) error {
 		s.keyIdx = append(s.keyIdx, i)
 		isKey[i] = true
 		keyNames = append(keyNames, dbCols[i].name)
-		where = append(where, fmt.Sprintf("%s = $%d", quoted[i], len(where)+1))
 	}
 	if !t.hasUnique(keyNames) {
 		return fmt.Errorf("jdbc sink %s: %w: PRIMARY KEY (%s) needs a primary key or unique index on (%s) in %s for INSERT ... ON CONFLICT",
 			cfg.Name, ErrSchemaMismatch, strings.Join(cfg.PrimaryKey, ", "), strings.Join(keyNames, ", "), t)
 	}
-	params := make([]string, len(quoted))
+	// One statement per flush for each kind of change: the rows go as one array per
+	// column, unnested (keys are unique in a flush, as the buffer folds them).
+	unnest := make([]string, len(quoted))
 	var set []string
 	for i, q := range quoted {
-		params[i] = fmt.Sprintf("$%d", i+1)
+		unnest[i] = fmt.Sprintf("$%d::%s[]", i+1, dbCols[i].display)
 		if !isKey[i] {
 			set = append(set, q+" = EXCLUDED."+q)
 		}
@@ -159,12 +160,15 @@ func (s *Sink) prepare(ctx context.Context, cfg connectors.SinkConfig) error {
 		conflict = "DO UPDATE SET " + strings.Join(set, ", ")
 	}
 	keyQuoted := make([]string, len(s.keyIdx))
+	keyUnnest := make([]string, len(s.keyIdx))
 	for j, i := range s.keyIdx {
 		keyQuoted[j] = quoted[i]
+		keyUnnest[j] = fmt.Sprintf("$%d::%s[]", j+1, dbCols[i].display)
 	}
-	s.upsertSQL = fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT (%s) %s", t.ident(),
-		strings.Join(quoted, ", "), strings.Join(params, ", "), strings.Join(keyQuoted, ", "), conflict)
-	s.deleteSQL = fmt.Sprintf("DELETE FROM %s WHERE %s", t.ident(), strings.Join(where, " AND "))
+	s.upsertSQL = fmt.Sprintf("INSERT INTO %s (%s) SELECT * FROM unnest(%s) ON CONFLICT (%s) %s", t.ident(),
+		strings.Join(quoted, ", "), strings.Join(unnest, ", "), strings.Join(keyQuoted, ", "), conflict)
+	s.deleteSQL = fmt.Sprintf("DELETE FROM %s WHERE (%s) IN (SELECT * FROM unnest(%s))", t.ident(),
+		strings.Join(keyQuoted, ", "), strings.Join(keyUnnest, ", "))
 	s.byKey = map[string]int{}
 	return nil
 }
@@ -343,19 +347,35 @@ func (s *Sink) tryFlush(ctx context.Context) (err error) {
 }
 
 func (s *Sink) sendUpserts(ctx context.Context, tx pgx.Tx) error {
-	b := &pgx.Batch{}
+	ups := make([][]any, len(s.input))
+	dels := make([][]any, len(s.keyIdx))
 	for _, c := range s.pending {
 		if c.del {
-			args := make([]any, len(s.keyIdx))
 			for j, k := range s.keyIdx {
-				args[j] = toArg(c.row[k], s.input[k].Type)
+				dels[j] = append(dels[j], toArg(c.row[k], s.input[k].Type))
 			}
-			b.Queue(s.deleteSQL, args...)
 			continue
 		}
-		b.Queue(s.upsertSQL, s.args(c.row)...)
+		for i, col := range s.input {
+			ups[i] = append(ups[i], toArg(c.row[i], col.Type))
+		}
+	}
+	b := &pgx.Batch{}
+	if len(dels[0]) > 0 {
+		b.Queue(s.deleteSQL, anys(dels)...)
+	}
+	if len(ups[0]) > 0 {
+		b.Queue(s.upsertSQL, anys(ups)...)
 	}
 	return tx.SendBatch(ctx, b).Close()
+}
+
+func anys(cols [][]any) []any {
+	out := make([]any, len(cols))
+	for i, c := range cols {
+		out[i] = c
+	}
+	return out
 }
 
 func (s *Sink) args(r types.Row) []any {

@@ -20,7 +20,14 @@ import (
 func TestSinkAppendTypes(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.Start(t)
-	pg.Exec(t, `CREATE TABLE everything (b boolean, s smallint, i integer, l bigint, f real, d double precision,
+	for _, pk := range [][]string{nil, {"i"}} {
+		t.Run(fmt.Sprintf("key %v", pk), func(t *testing.T) { testSinkTypes(t, pg, pk) })
+	}
+}
+
+// testSinkTypes writes every mapped type by COPY (no key) or by the unnested upsert.
+func testSinkTypes(t *testing.T, pg *pgtest.Server, pk []string) {
+	pg.Exec(t, `DROP TABLE IF EXISTS everything; CREATE TABLE everything (b boolean, s smallint, i integer UNIQUE, l bigint, f real, d double precision,
 		n numeric(10,2), c char(3), v varchar(20), x text, y bytea, dt date, tm time, ts timestamp(3), tz timestamptz)`)
 	schema := types.Schema{
 		col("b", types.TypeBoolean), col("s", types.Type{Kind: types.SmallInt}), col("i", types.TypeInt),
@@ -31,7 +38,7 @@ func TestSinkAppendTypes(t *testing.T) {
 		col("tz", types.TimestampLTZType(3)),
 	}
 	ctx := ctxT(t)
-	s, err := OpenSink(ctx, sinkConfig(pg, "everything", schema, nil, nil))
+	s, err := OpenSink(ctx, sinkConfig(pg, "everything", schema, pk, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +52,9 @@ func TestSinkAppendTypes(t *testing.T) {
 		types.TimestampValue(ts), types.TimestampLTZValue(ts),
 	}
 	nulls := make(types.Row, len(schema))
+	if pk != nil {
+		nulls[2] = types.IntValue(types.Int, 2)
+	}
 	if err := s.Write(ctx, connectors.ChangeBatch{Rows: []types.Row{full, nulls}}); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +68,10 @@ func TestSinkAppendTypes(t *testing.T) {
 		dt::text, tm::text, ts::text, (tz AT TIME ZONE 'UTC')::text FROM everything ORDER BY b NULLS LAST`)
 	want := []string{
 		"true|-7|123456|1099511627776|1.5|-2.25|123.45|abc|héllo|line\nbreak|0001ff|2026-12-01|13:14:15.5|2026-12-01 23:59:58.125|2026-12-01 23:59:58.125",
-		strings.Repeat("NULL|", 14) + "NULL",
+		"NULL|NULL|NULL|" + strings.Repeat("NULL|", 11) + "NULL",
+	}
+	if pk != nil {
+		want[1] = "NULL|NULL|2|" + strings.Repeat("NULL|", 11) + "NULL"
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got\n%q\nwant\n%q", got, want)
