@@ -92,8 +92,24 @@ type CreateTable struct {
 	PrimaryKey  *PrimaryKey   // nil when absent
 	Comment     string
 	PartitionBy []string
-	PartitionAt Pos      // where PARTITIONED BY starts; zero when absent
-	Options     []Option // in the order written
+	PartitionAt Pos        // where PARTITIONED BY starts; zero when absent
+	Options     []Option   // in the order written
+	Like        *TableLike // nil when absent
+}
+
+// TableLike is the LIKE clause of CREATE TABLE: the table whose definition the new one
+// starts from, and how each part of it is merged.
+type TableLike struct {
+	At      Pos
+	Source  ObjectName
+	Options []LikeOption // in the order written
+}
+
+// LikeOption is one INCLUDING|EXCLUDING|OVERWRITING feature of a LIKE clause.
+type LikeOption struct {
+	At      Pos
+	Mode    string // INCLUDING, EXCLUDING or OVERWRITING
+	Feature string // ALL, CONSTRAINTS, GENERATED, METADATA, OPTIONS, PARTITIONS or WATERMARKS
 }
 
 // ColumnKind says how a column gets its value.

@@ -17,21 +17,23 @@ func (p *parser) parseCreateTable(at Pos, temporary bool) (Statement, error) {
 		return nil, err
 	}
 	open := p.peek()
-	if !open.isOp("(") {
-		if open.is("AS") || open.is("WITH") || open.is("LIKE") {
-			return nil, unsupportedErr(open.pos, "CREATE TABLE without a column list (LIKE, AS SELECT) is not supported")
+	listAt := open.pos
+	switch {
+	case open.isOp("("):
+		closeIdx := p.match[p.i]
+		if closeIdx < 0 || closeIdx > p.hi {
+			return nil, syntaxErr(open.pos, "unclosed '(': the column list has no matching ')'")
 		}
-		return nil, p.errExpected("'('")
+		p.i++
+		if err := p.parseTableElements(ct, closeIdx); err != nil {
+			return nil, err
+		}
+		p.i = closeIdx + 1
+	case open.is("AS"):
+		return nil, unsupportedErr(open.pos, "CREATE TABLE ... AS SELECT is not supported: create the table, then INSERT INTO it")
+	case !open.is("WITH") && !open.is("LIKE"):
+		return nil, p.errExpected("'('", "WITH", "LIKE")
 	}
-	closeIdx := p.match[p.i]
-	if closeIdx < 0 || closeIdx > p.hi {
-		return nil, syntaxErr(open.pos, "unclosed '(': the column list has no matching ')'")
-	}
-	p.i++
-	if err := p.parseTableElements(ct, closeIdx); err != nil {
-		return nil, err
-	}
-	p.i = closeIdx + 1
 	if p.accept("COMMENT") {
 		if ct.Comment, _, err = p.parseString("comment string"); err != nil {
 			return nil, err
@@ -55,24 +57,36 @@ func (p *parser) parseCreateTable(at Pos, temporary bool) (Statement, error) {
 		if ct.Options, err = p.parseOptions(); err != nil {
 			return nil, err
 		}
-		switch t := p.peek(); {
-		case t.is("LIKE"):
-			return nil, unsupportedErr(t.pos, "CREATE TABLE ... LIKE is not supported")
-		case t.is("AS"):
-			return nil, unsupportedErr(t.pos, "CREATE TABLE ... AS SELECT is not supported: create the table, then INSERT INTO it")
+	}
+	switch t := p.peek(); {
+	case t.is("LIKE"):
+		if ct.Like, err = p.parseLike(); err != nil {
+			return nil, err
 		}
-	} else if p.peek().kind != tokEOF {
-		if p.peek().is("LIKE") {
-			return nil, unsupportedErr(p.peek().pos, "CREATE TABLE ... LIKE is not supported")
-		}
+	case t.is("AS"):
+		return nil, unsupportedErr(t.pos, "CREATE TABLE ... AS SELECT is not supported: create the table, then INSERT INTO it")
+	}
+	if p.peek().kind != tokEOF {
 		var want []string
-		if ct.Comment == "" && ct.PartitionBy == nil {
-			want = append(want, "COMMENT")
+		if ct.Options == nil && ct.Like == nil {
+			if ct.Comment == "" && ct.PartitionBy == nil {
+				want = append(want, "COMMENT")
+			}
+			if ct.PartitionBy == nil {
+				want = append(want, "PARTITIONED BY")
+			}
+			want = append(want, "WITH")
 		}
-		if ct.PartitionBy == nil {
-			want = append(want, "PARTITIONED BY")
+		if ct.Like == nil {
+			want = append(want, "LIKE")
 		}
-		return nil, p.errExpected(append(want, "WITH", "end of statement")...)
+		return nil, p.errExpected(append(want, "end of statement")...)
+	}
+	if len(ct.Columns) == 0 && ct.Like == nil {
+		if ct.Options == nil {
+			return nil, syntaxErr(listAt, "CREATE TABLE needs a column list (or LIKE another table)")
+		}
+		return nil, syntaxErr(listAt, "CREATE TABLE needs at least one column (or LIKE another table)")
 	}
 	return ct, nil
 }
@@ -93,7 +107,7 @@ func (p *parser) parseTableElements(ct *CreateTable, end int) error {
 		case t.is("PERIOD") && p.peekAt(1).is("FOR"):
 			return unsupportedErr(t.pos, "PERIOD FOR is not supported")
 		case t.is("LIKE"):
-			return unsupportedErr(t.pos, "LIKE inside CREATE TABLE is not supported")
+			return unsupportedErr(t.pos, "LIKE inside the column list is not supported: write it after WITH (...), as CREATE TABLE t (...) WITH (...) LIKE source")
 		default:
 			err = p.parseColumn(ct, end)
 		}
@@ -104,9 +118,6 @@ func (p *parser) parseTableElements(ct *CreateTable, end int) error {
 			continue
 		}
 		if p.i >= end {
-			if len(ct.Columns) == 0 {
-				return syntaxErr(t.pos, "CREATE TABLE needs at least one column")
-			}
 			return nil
 		}
 		return p.errExpected("','", "')'")

@@ -213,6 +213,38 @@ func (f *formatter) createTable(s *CreateTable) {
 		f.WriteString("IF NOT EXISTS ")
 	}
 	f.WriteString(s.Name.String())
+	if len(s.Columns) > 0 || s.Watermark != nil || s.PrimaryKey != nil {
+		f.tableElements(s)
+	}
+	if s.Comment != "" {
+		f.WriteString(" COMMENT " + quoteString(s.Comment))
+	}
+	if len(s.PartitionBy) > 0 {
+		f.WriteString(" PARTITIONED BY (")
+		f.names(s.PartitionBy)
+		f.WriteString(")")
+	}
+	if s.Options != nil {
+		f.WriteString(" WITH (")
+		if len(s.Options) > 0 {
+			f.WriteString("\n")
+		}
+		for i, o := range s.Options {
+			f.WriteString("  " + quoteString(o.Key) + " = " + quoteString(o.Value))
+			if i < len(s.Options)-1 {
+				f.WriteString(",")
+			}
+			f.WriteString("\n")
+		}
+		f.WriteString(")")
+	}
+	if s.Like != nil {
+		f.like(s.Like)
+	}
+}
+
+// tableElements formats the column list of CREATE TABLE: columns, watermark, primary key.
+func (f *formatter) tableElements(s *CreateTable) {
 	f.WriteString(" (\n")
 	var lines []string
 	for _, c := range s.Columns {
@@ -269,29 +301,6 @@ func (f *formatter) createTable(s *CreateTable) {
 		f.WriteString("\n")
 	}
 	f.WriteString(")")
-	if s.Comment != "" {
-		f.WriteString(" COMMENT " + quoteString(s.Comment))
-	}
-	if len(s.PartitionBy) > 0 {
-		f.WriteString(" PARTITIONED BY (")
-		f.names(s.PartitionBy)
-		f.WriteString(")")
-	}
-	if s.Options != nil {
-		if len(s.Options) == 0 {
-			f.WriteString(" WITH ()")
-			return
-		}
-		f.WriteString(" WITH (\n")
-		for i, o := range s.Options {
-			f.WriteString("  " + quoteString(o.Key) + " = " + quoteString(o.Value))
-			if i < len(s.Options)-1 {
-				f.WriteString(",")
-			}
-			f.WriteString("\n")
-		}
-		f.WriteString(")")
-	}
 }
 
 func (f *formatter) dataType(t DataType) {

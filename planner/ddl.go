@@ -22,12 +22,35 @@ func (s *Session) createTable(ct *parser.CreateTable) error {
 		}
 		return errAt(ct.At, ErrAlreadyExists, "table or view '%s' already exists", name)
 	}
+	if ct.Like != nil {
+		if ct, err = s.likeDefinition(ct); err != nil {
+			return err
+		}
+	}
 	t, err := buildTable(ct, name)
 	if err != nil {
 		return err
 	}
 	s.cat.tables[name] = t
 	return nil
+}
+
+// likeDefinition returns the definition of a CREATE TABLE ... LIKE: the base table's
+// merged with ct's (see mergeLike).
+func (s *Session) likeDefinition(ct *parser.CreateTable) (*parser.CreateTable, error) {
+	l := ct.Like
+	src, err := objectName(l.At, l.Source)
+	if err != nil {
+		return nil, err
+	}
+	base, ok := s.cat.Table(src)
+	if !ok {
+		if _, view := s.cat.View(src); view {
+			return nil, errAt(l.At, ErrUnknownTable, "the source of LIKE, '%s', is a view: LIKE takes a table", src)
+		}
+		return nil, errAt(l.At, ErrUnknownTable, "unknown table '%s' after LIKE%s", src, didYouMean(src, s.cat.TableNames()))
+	}
+	return mergeLike(base, ct)
 }
 
 // buildTable types the columns of ct, validates its options against its connector and
