@@ -496,6 +496,17 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		return &opSpec{name: "deduplicate", stateDesc: describeRank(n.Input.Schema(), cfg), build: func(*runEnv, *opMetrics) (operator, error) {
 			return newRankOp(cfg), nil
 		}}, nil
+	case *planner.OverAggregate:
+		if updating {
+			return nil, fmt.Errorf("%w: over aggregate over an updating input", ErrUnsupportedPlan)
+		}
+		cfg, err := compileOver(n) // over.go
+		if err != nil {
+			return nil, err
+		}
+		return &opSpec{name: "over aggregate", stateDesc: describeOver(n), build: func(rt *runEnv, m *opMetrics) (operator, error) {
+			return newOverOp(cfg, m, rt.clock)
+		}}, nil
 	case *planner.Correlate:
 		op, err := compileCorrelate(n, c.env) // correlate.go
 		if err != nil {

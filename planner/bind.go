@@ -18,6 +18,8 @@ type binder struct {
 	// agg is set while binding the select list and HAVING of an aggregating query: then
 	// column references must be grouped, and aggregate calls are collected.
 	agg *aggContext
+	// over maps the OVER calls of a select list to the OverAggregate's columns (over.go).
+	over map[*parser.FuncCall]Expr
 }
 
 // clauseAggArg is the clause of an aggregate's argument, where another aggregate is nested.
@@ -205,9 +207,12 @@ func (b *binder) bindCall(c *parser.FuncCall) (Expr, error) {
 	if c.Filter != nil && (!funcs.IsAggregate(name) || rankingFuncs[name]) {
 		return nil, errAt(c.Filter.Pos(), ErrTypeMismatch, "FILTER (WHERE ...) is only allowed after an aggregate function, not after %s", name)
 	}
+	if x, ok := b.over[c]; ok {
+		return x, nil
+	}
 	if c.Over != nil {
 		// Top-N and deduplication are planned from their subquery (rank.go) before
-		// binding; every other OVER is not run yet.
+		// binding, OVER aggregates by planOver (over.go) before the select list is bound.
 		return nil, errAt(c.Over.At, ErrUnsupported, "unsupported: OVER windows (%s ... OVER); pipesql runs ROW_NUMBER, RANK and DENSE_RANK only as Top-N or deduplication: SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY k ORDER BY x) AS rn FROM t) WHERE rn <= N", name)
 	}
 	switch {

@@ -378,6 +378,8 @@ func describeState(b *strings.Builder, n Node) {
 		describeAggs(b, x.Input, x.Keys, x.Aggs)
 	case *Limit:
 		fmt.Fprintf(b, "limit %d\n", x.N)
+	case *OverAggregate:
+		describeOver(b, x) // over.go
 	case *Rank:
 		fmt.Fprintf(b, "rank %s %d..%d strategy=%s rankNumber=%v", x.Type, x.Start, x.End, x.Strategy, x.RankNumber)
 		describeRankKeys(b, x.Input, x.PartitionBy, x.OrderBy)
@@ -447,6 +449,11 @@ func lineage(n Node, col int) string {
 	case *Limit:
 		return lineage(x.Input, col)
 	case *Deduplicate:
+		return lineage(x.Input, col)
+	case *OverAggregate:
+		if w := len(x.Input.Schema()); col >= w {
+			return "over-" + x.Calls[col-w].Name
+		}
 		return lineage(x.Input, col)
 	case *Rank:
 		if col >= len(x.Input.Schema()) {

@@ -136,6 +136,8 @@ func (o *optimizer) prune(n Node, used []bool) (Node, []int, error) {
 			return nil, nil, err
 		}
 		return &GroupAggregate{Input: in, Keys: remapInts(x.Keys, m), Aggs: remapAggs(x.Aggs, m), Out: x.Out, Retract: x.Retract}, seq(len(x.Out)), nil
+	case *OverAggregate:
+		return o.pruneOver(x, used) // over.go
 	case *Rank:
 		return o.pruneRank(x, used)
 	case *Deduplicate:
@@ -385,6 +387,11 @@ func merge(n Node, keepNames bool) Node {
 		g := *x
 		g.Input = merge(x.Input, false)
 		return &g
+	case *OverAggregate:
+		a := *x
+		a.Input = merge(x.Input, false)
+		a.Out = renamedLike(x.Out, a.Input.Schema())
+		return &a
 	case *Rank:
 		r := *x
 		r.Input = merge(x.Input, false)

@@ -159,6 +159,12 @@ func expandItems(items []parser.SelectItem, s *scope) ([]selectItem, error) {
 }
 
 func (p *planner) planSelect(sel *parser.Select, env *cteEnv) (*relation, error) {
+	if err := resolveWindows(sel); err != nil { // over.go
+		return nil, err
+	}
+	if sel.Qualify != nil {
+		return p.planQualify(sel, env) // over.go
+	}
 	var from *relation
 	whereAST := sel.Where
 	topN, rest, err := p.planTopN(sel, env) // rank.go
@@ -196,7 +202,9 @@ func (p *planner) planSelect(sel *parser.Select, env *cteEnv) (*relation, error)
 		aggregating = aggregating || hasAggregate(it.expr)
 	}
 	var rel *relation
-	if aggregating {
+	if calls := overCalls(items); len(calls) > 0 && !aggregating {
+		rel, err = p.planOver(items, calls, from, where) // over.go
+	} else if aggregating {
 		rel, err = p.planAggregate(sel, items, from, where)
 	} else {
 		rel, err = p.planProjection(items, from, where)

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry"
+	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
+	sprotobuf "github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/protobuf"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pipesql/pipesql/connectors"
@@ -15,6 +18,7 @@ import (
 	"github.com/pipesql/pipesql/connectors/formats/internal/pbtest"
 	"github.com/pipesql/pipesql/connectors/kafka"
 	"github.com/pipesql/pipesql/connectors/kafka/kafkatest"
+	"github.com/pipesql/pipesql/internal/registrytest"
 	"github.com/pipesql/pipesql/types"
 )
 
@@ -44,7 +48,11 @@ func kafkaOptions(c *kafkatest.Cluster, topic string, extra map[string]string) m
 		"protobuf.descriptor-file":          "testdata/protobuf/order.desc",
 	}
 	for k, v := range extra {
-		opts[k] = v
+		if v == "" {
+			delete(opts, k)
+		} else {
+			opts[k] = v
+		}
 	}
 	return opts
 }
@@ -168,6 +176,101 @@ func TestProtobufKafka(t *testing.T) {
 	for i, r := range rows {
 		if r[0].Int() != int64(i) || r[1].Str() != "x" || r[2].Str() != "NEW" {
 			t.Errorf("row %d is %v", i, r)
+		}
+	}
+}
+
+// TestProtobufConfluentKafka: records confluent-kafka-go's serializer wrote are read by
+// pipesql's Kafka source through the schema registry; one whose schema id the registry
+// does not know stops the source at its offset, or is skipped and counted; what
+// pipesql's sink writes is read by confluent's deserializer into the generated type.
+func TestProtobufConfluentKafka(t *testing.T) {
+	c := kafkatest.NewCluster(t, 1)
+	reg := registrytest.New(t)
+	cl, err := schemaregistry.NewClient(schemaregistry.NewConfig(reg.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ser, err := sprotobuf.NewSerializer(cl, serde.ValueSerde, sprotobuf.NewSerializerConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry := map[string]string{
+		"format": "protobuf-confluent", "protobuf-confluent.url": reg.URL,
+		"protobuf.message-class-name": "", "protobuf.descriptor-file": "",
+	}
+	c.CreateTopic(t, "cin", 1)
+	var rs []kafkatest.Record
+	for i := 0; i < 5; i++ {
+		if i == 2 {
+			rs = append(rs, kafkatest.Record{Value: []byte{0, 0, 0, 0x30, 0x39, 0, 8, 1}}) // schema id 12345
+		}
+		data, err := ser.Serialize("cin", &pbtest.Order{Id: int64(i), Customer: "x", Status: pbtest.Order_SHIPPED})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, kafkatest.Record{Value: data})
+	}
+	c.Produce(t, "cin", rs...)
+	rows, err := readAll(t, openProtobufSource(t, c, "cin", registry))
+	var re *kafka.RecordError
+	if !errors.As(err, &re) || re.Offset != 2 || !strings.Contains(err.Error(), "schema id 12345: ") {
+		t.Fatalf("error %v, want a record error at offset 2 naming schema id 12345", err)
+	}
+	if len(rows) != 2 {
+		t.Errorf("%d rows before the bad record, want 2", len(rows))
+	}
+	skip := map[string]string{"protobuf-confluent.ignore-parse-errors": "true"}
+	for k, v := range registry {
+		skip[k] = v
+	}
+	src := openProtobufSource(t, c, "cin", skip)
+	if rows, err = readAll(t, src); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 5 || src.Stats().Skipped != 1 || rows[4][0].Int() != 4 || rows[4][2].Str() != "SHIPPED" {
+		t.Fatalf("rows %v, %d skipped; want 5 and 1", rows, src.Stats().Skipped)
+	}
+
+	c.CreateTopic(t, "cout", 1)
+	sinkOpts := kafkaOptions(c, "cout", map[string]string{"format": "protobuf-confluent", "protobuf-confluent.url": reg.URL,
+		"protobuf-confluent.subject": "cout-value", "protobuf-confluent.proto-file": "testdata/protobuf/order.proto",
+		"protobuf-confluent.message-class-name": "pipesql.test.Order"})
+	delete(sinkOpts, "protobuf.message-class-name")
+	delete(sinkOpts, "protobuf.descriptor-file")
+	sink, err := kafka.OpenSink(context.Background(), connectors.SinkConfig{
+		TableInfo: connectors.TableInfo{Name: "cout", Options: sinkOpts, Schema: kafkaOrderSchema},
+		Input:     kafkaOrderSchema, Settings: map[string]string{}, Log: testLog{t},
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	batch := connectors.ChangeBatch{Kinds: []connectors.RowKind{connectors.Insert, connectors.Insert},
+		Rows: []types.Row{{types.BigIntValue(1), types.StringValue("a"), types.StringValue("NEW")}, {types.BigIntValue(2), types.NullValue, types.NullValue}}}
+	if err := sink.Write(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	deser, err := sprotobuf.NewDeserializer(cl, serde.ValueSerde, sprotobuf.NewDeserializerConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deser.ProtoRegistry.RegisterMessage((&pbtest.Order{}).ProtoReflect().Type())
+	recs := c.ReadAll(t, "cout")
+	want := []*pbtest.Order{{Id: 1, Customer: "a", Status: pbtest.Order_NEW}, {Id: 2}}
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2", len(recs))
+	}
+	for i, r := range recs {
+		got, err := deser.Deserialize("cout", r.Value)
+		if err != nil {
+			t.Fatalf("record %d: confluent's deserializer: %v", i, err)
+		}
+		if !proto.Equal(got.(proto.Message), want[i]) {
+			t.Errorf("record %d is %v, want %v", i, got, want[i])
 		}
 	}
 }

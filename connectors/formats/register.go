@@ -9,4 +9,5 @@ func init() {
 	connectors.RegisterFormat(AvroFormat)
 	connectors.RegisterFormat(AvroConfluentFormat)
 	connectors.RegisterFormat(ProtobufFormat)
+	connectors.RegisterFormat(ProtobufConfluentFormat)
 }

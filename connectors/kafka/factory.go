@@ -37,7 +37,7 @@ func init() {
 
 // formatNames are the 'format' values the connectors accept: every registered format
 // that can read and write, looked up when the table is validated.
-var formatNames = []string{"json", "csv", "raw", "avro", "avro-confluent", "protobuf"}
+var formatNames = []string{"json", "csv", "raw", "avro", "avro-confluent", "protobuf", "protobuf-confluent"}
 
 // Validate checks a Kafka table's options together: 'topic' against 'topic-pattern',
 // the startup and bounded modes and their offsets, the key and value formats and
