@@ -35,7 +35,7 @@ const (
 
 // avroConfluentOptions are Flink's avro-confluent options (also those of
 // debezium-avro-confluent, which shares the registry settings).
-var avroConfluentOptions = []connectors.OptionSpec{
+var avroConfluentOptions = avroWithProperties([]connectors.OptionSpec{
 	{Key: AvroConfluentURL, Type: connectors.StringOption, Required: true, Source: true, Sink: true,
 		Description: "the URL of the Confluent Schema Registry (several, comma-separated, are tried in turn)"},
 	{Key: AvroConfluentSubject, Type: connectors.StringOption, Sink: true,
@@ -58,8 +58,17 @@ var avroConfluentOptions = []connectors.OptionSpec{
 		Description: "a PEM file of the certificate authorities that sign the registry's certificate"},
 	{Key: AvroConfluentTruststorePassword, Type: connectors.StringOption, Source: true, Sink: true,
 		Description: "not supported: truststores are PEM files, which have no password"},
-	{Key: avroConfluentPropertiesPrefix + "#", Type: connectors.StringOption, Source: true, Sink: true,
-		Description: "registry client properties: " + strings.Join(avroConfluentProperties, ", ")},
+})
+
+// avroWithProperties adds properties.*: the registry client properties pipesql maps,
+// each a key of its own so that a misspelt one fails at CREATE TABLE with the closest
+// valid key.
+func avroWithProperties(specs []connectors.OptionSpec) []connectors.OptionSpec {
+	for _, p := range avroConfluentProperties {
+		specs = append(specs, connectors.OptionSpec{Key: avroConfluentPropertiesPrefix + p,
+			Type: connectors.StringOption, Source: true, Sink: true, Description: "the registry client's " + p})
+	}
+	return specs
 }
 
 // avroConfluentProperties are the registry client properties 'properties.*' may set

@@ -421,7 +421,31 @@ func (o *tableOptions) parseFormats(t connectors.TableInfo, opts connectors.Opti
 	if o.exceptKey && len(o.keyFields) == len(t.Schema) {
 		return badOption(o.table, optValueFieldsInclude, "EXCEPT_KEY", "every column is in the key: the value would be empty")
 	}
+	o.defaultSubjects()
 	return nil
+}
+
+// registryFormats are the formats that register their schema under a subject, whose
+// default Flink's Kafka connector completes for a table of one topic
+// (autoCompleteSchemaRegistrySubject): '<topic>-value' and '<topic>-key', the subjects
+// of Confluent's TopicNameStrategy.
+var registryFormats = map[string]bool{"avro-confluent": true, "debezium-avro-confluent": true, "protobuf-confluent": true}
+
+func (o *tableOptions) defaultSubjects() {
+	if len(o.topics) != 1 {
+		return
+	}
+	for _, f := range []struct {
+		c      *formatChoice
+		suffix string
+	}{{&o.value, "-value"}, {&o.key, "-key"}} {
+		if f.c.factory == nil || !registryFormats[f.c.factory.Name] {
+			continue
+		}
+		if _, set := f.c.options["subject"]; !set {
+			f.c.options["subject"] = o.topics[0] + f.suffix
+		}
+	}
 }
 
 // lookupFormat finds a registered format and the options written for it.

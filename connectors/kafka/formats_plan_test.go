@@ -1,0 +1,53 @@
+package kafka_test
+
+import (
+	"strings"
+	"testing"
+
+	_ "github.com/pipesql/pipesql/connectors/formats"
+	_ "github.com/pipesql/pipesql/connectors/kafka"
+	"github.com/pipesql/pipesql/parser"
+	"github.com/pipesql/pipesql/planner"
+)
+
+// TestFormatOptionsAtPlanTime: a wrong raw, avro or avro-confluent option of a Kafka
+// table fails at CREATE TABLE, at its line, with the closest valid key.
+func TestFormatOptionsAtPlanTime(t *testing.T) {
+	table := func(opts string) string {
+		return "CREATE TABLE t (k STRING, v BIGINT) WITH (\n" +
+			"  'connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'localhost:9092',\n" + opts + ")"
+	}
+	cases := []struct {
+		opts string
+		want string // "" : accepted
+	}{
+		{"'format' = 'avro-confluent', 'avro-confluent.url' = 'http://r:8081'", ""},
+		{"'key.format' = 'raw', 'key.fields' = 'k', 'value.format' = 'avro', 'key.raw.charset' = 'UTF-16LE'", ""},
+		{"'format' = 'avro-confluent', 'avro-confluent.url' = 'http://r', 'avro-confluent.basic-auth.user-info' = 'u:p'", ""},
+		{"'format' = 'avro-confluent', 'avro-confluent.url' = 'http://r', 'avro-confluent.subjet' = 's'",
+			"test.sql:3:65: unknown option 'avro-confluent.subjet' for format 'avro-confluent': did you mean 'avro-confluent.subject'?"},
+		{"'format' = 'avro-confluent'", "misses required option 'avro-confluent.url' for format 'avro-confluent'"},
+		{"'format' = 'avro-confluent', 'avro-confluent.url' = 'http://r', 'avro-confluent.properties.basic.auth.user.inf' = 'x'",
+			"did you mean 'avro-confluent.properties.basic.auth.user.info'?"},
+		{"'format' = 'avro-confluent', 'avro-confluent.url' = 'http://r', 'avro-confluent.basic-auth.credentials-source' = 'SASL_INHERIT'",
+			"invalid value 'SASL_INHERIT' for option 'avro-confluent.basic-auth.credentials-source'"},
+		{"'format' = 'avro', 'avro.encoding' = 'json'", "invalid value 'json' for option 'avro.encoding'"},
+		{"'format' = 'avro', 'avro.timestamp-mapping.legacy' = 'false'", "did you mean 'avro.timestamp_mapping.legacy'?"},
+		{"'key.format' = 'raw', 'key.fields' = 'k', 'value.format' = 'json', 'key.raw.endianess' = 'little-endian'",
+			"did you mean 'key.raw.endianness'?"},
+		{"'format' = 'avro-confluen'", "did you mean 'avro-confluent'?"},
+	}
+	for _, c := range cases {
+		stmts, err := parser.ParseScript("test.sql", table(c.opts))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = planner.NewSession().Apply(stmts[0])
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.opts, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s:\n got %v\nwant %s", c.opts, err, c.want)
+		}
+	}
+}
