@@ -58,8 +58,10 @@ type Measure struct {
 // Reporter is an optional interface of sources (and sinks) that measure more than the
 // runtime counts by itself. The runtime calls Report from the connector's goroutine,
 // like the other methods, after a Poll (at most about ten times a second while rows
-// flow), so Report may read the connector's own state without locks; it must not wait
-// on the network. The runtime shows the measures in the job's metrics as they are.
+// flow), or after a sink's Write (as often) and after its PrepareCommit and
+// CheckpointComplete, so Report may read the connector's own state without locks; it
+// must not wait on the network. The runtime shows the measures in the job's metrics as
+// they are (pipesql_source_<Name>, pipesql_sink_<Name>).
 type Reporter interface {
 	Report() []Measure
 }

@@ -59,6 +59,7 @@
 //	pipesql_source_degraded, pipesql_source_watermark_seconds, pipesql_source_watermark_delay_seconds
 //	pipesql_source_split_{records_total,idle,watermark_seconds}{pipeline,table,split}
 //	pipesql_source_<measure>{pipeline,table[,split]}  what the connector reports (connectors.Reporter)
+//	pipesql_sink_<measure>{pipeline,table}            what a sink's connector reports (a Histogram measure as a histogram)
 //
 // The Kafka source reports, per partition (split), offset, end_offset (its high
 // watermark) and lag_records; and bytes_total, tombstones_total, client_errors_total,
@@ -66,6 +67,11 @@
 // discovery_last_success_timestamp_seconds, discovery_since_success_seconds and
 // commits_{succeeded,failed,superseded}_total. Watermarks are exported as the instants
 // they stand for: a TIMESTAMP watermark is read in table.local-time-zone.
+//
+// The Kafka sinks report records_{delivered,failed}_total and, with 'exactly-once',
+// transactions_{committed,aborted}_total, transactions_pending, transactional_ids and
+// the histogram transaction_commit_seconds (from the barrier that staged a transaction
+// to its commit).
 //
 // # Logs
 //

@@ -2,7 +2,8 @@
 // append-only sink) and 'connector' = 'upsert-kafka' (a sink that keeps the latest row
 // per primary key in a compactable topic), with the option names and meanings of
 // Flink's Kafka SQL connectors. It is the only package that imports confluent-kafka-go
-// (librdkafka, through cgo).
+// (librdkafka, through cgo); the exactly-once sinks produce through franz-go (see
+// Exactly-once below).
 //
 // # Why it is built this way
 //
@@ -77,12 +78,23 @@
 // 'kafka' writes every row of an insert-only input as one record (key from
 // 'key.fields' when 'key.format' is set), partitioned by 'sink.partitioner' (default:
 // murmur2 of the key, as Kafka's default partitioner; fixed; round-robin). Flush waits
-// for every acknowledgement and returns delivery errors ('at-least-once'), or commits
-// the transaction opened by the first write after the previous Flush
-// ('exactly-once', transactional id '<sink.transactional-id-prefix>-<table>').
+// for every acknowledgement and returns delivery errors ('at-least-once').
 // 'upsert-kafka' keys records by the PRIMARY KEY, writes +I and +U as the key's new
 // value, ignores -U and writes -D as a tombstone; 'sink.buffer-flush.*' keeps only
 // the latest change per key between sends.
+//
+// # Exactly-once
+//
+// With 'exactly-once' a sink is a connectors.CommittingSink: PrepareCommit flushes the
+// open transaction and leaves it open, its id, producer id and epoch in the returned
+// state; CheckpointComplete commits it. A sink restored from that state commits it
+// (EndTxn with the stored producer id and epoch, which librdkafka cannot send: hence
+// franz-go for this path), then fences every id of its pool with InitProducerID,
+// aborting and reporting what earlier runs left open. The ids are a small pool
+// ('<sink.transactional-id-prefix>-0-<n>') reused round robin; sink_txn.go explains
+// when an id may be reused. Without checkpoints Flush does both phases at once.
+// ValidateWrite refuses, when the INSERT is planned, a checkpoint interval that is not
+// shorter than transaction.timeout.ms.
 //
 // Metadata columns (topic, partition, offset, timestamp, timestamp-type, headers,
 // leader-epoch) can be read; writing them waits for the sink configuration to say

@@ -311,6 +311,25 @@ func kgoOptions(table string, set *clientSettings, o *tableOptions) ([]kgo.Opt, 
 	return opts, nil
 }
 
+// kgoLogger passes franz-go's warnings and errors on to the job's log: its errors at
+// warning level and its warnings at info, as the sink recovers from them itself or
+// reports them through its own errors.
+type kgoLogger struct {
+	log   connectors.Logger
+	table string
+}
+
+func (l kgoLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
+
+func (l kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	args := append([]any{"table", l.table}, keyvals...)
+	if level == kgo.LogLevelError {
+		l.log.Warn("kafka sink: client: "+msg, args...)
+	} else if level <= kgo.LogLevelWarn {
+		l.log.Info("kafka sink: client: "+msg, args...)
+	}
+}
+
 // openTxnPool prepares the exactly-once path of s: it commits what the restored state
 // staged, then fences every id of the pool, aborting what an earlier process left open.
 func (s *Sink) openTxnPool(ctx context.Context, cfg connectors.SinkConfig) error {
@@ -326,6 +345,7 @@ func (s *Sink) openTxnPool(ctx context.Context, cfg connectors.SinkConfig) error
 	if _, ok := s.set.rd["client.id"]; !ok {
 		common = append(common, kgo.ClientID("pipesql-"+cfg.Name))
 	}
+	common = append(common, kgo.WithLogger(kgoLogger{log: s.log, table: cfg.Name}))
 	p := &txnPool{prefix: o.transactionPrefix, opts: common, timeout: timeout, open: -1}
 	n := poolSize(cfg.Settings)
 	var restored txnState
