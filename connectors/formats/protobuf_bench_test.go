@@ -4,11 +4,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry"
+	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
+	sprotobuf "github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/protobuf"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/connectors/formats/internal/pbtest"
+	"github.com/pipesql/pipesql/internal/registrytest"
 	"github.com/pipesql/pipesql/types"
 )
 
@@ -26,9 +30,10 @@ func benchEventProto(b *testing.B) []byte {
 	return data
 }
 
-// BenchmarkDecodeProtobufVsJSON decodes the same event, 3 of its 8 fields, from JSON
-// and from protobuf in the same run, and all 8 fields from protobuf; generated code's
-// proto.Unmarshal of the whole message is the protobuf baseline.
+// BenchmarkDecodeProtobufVsJSON decodes the same event, 3 of its 8 fields, from JSON,
+// from protobuf and from protobuf-confluent (written by Confluent's serializer; the
+// schema fetched once) in the same run, and all 8 fields from protobuf; generated
+// code's proto.Unmarshal of the whole message is the protobuf baseline.
 func BenchmarkDecodeProtobufVsJSON(b *testing.B) {
 	cols := []connectors.ProducedColumn{
 		{Name: "user_id", Type: types.TypeString},
@@ -69,6 +74,30 @@ func BenchmarkDecodeProtobufVsJSON(b *testing.B) {
 			b.Fatal(err)
 		}
 		run(b, d, pb, len(all))
+	})
+	b.Run("protobuf-confluent-3of8", func(b *testing.B) {
+		reg := registrytest.New(b)
+		cl, err := schemaregistry.NewClient(schemaregistry.NewConfig(reg.URL))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ser, err := sprotobuf.NewSerializer(cl, serde.ValueSerde, sprotobuf.NewSerializerConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		var ev pbtest.BenchEvent
+		if err := proto.Unmarshal(pb, &ev); err != nil {
+			b.Fatal(err)
+		}
+		data, err := ser.Serialize("events", &ev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, err := NewProtobufConfluentDecoder(cols, map[string]string{AvroConfluentURL: reg.URL})
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, d, data, 3)
 	})
 	b.Run("generated-unmarshal", func(b *testing.B) {
 		var ev pbtest.BenchEvent

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/bufbuild/protocompile"
@@ -70,6 +69,8 @@ func parseConfluentHeader(data []byte) (id int, rest []byte, err error) {
 	return int(binary.BigEndian.Uint32(data[1:5])), data[5:], nil
 }
 
+var firstMessage = []int{0}
+
 // parseMessageIndexes reads Confluent's message indexes (zig-zag varints: a count, then
 // the index path of the message in its file; a count of 0 means the first message).
 func parseMessageIndexes(b []byte) ([]int, []byte, error) {
@@ -79,7 +80,7 @@ func parseMessageIndexes(b []byte) ([]int, []byte, error) {
 	}
 	b = b[k:]
 	if n == 0 {
-		return []int{0}, b, nil
+		return firstMessage, b, nil
 	}
 	idx := make([]int, n)
 	for i := range idx {
@@ -223,13 +224,14 @@ func (d *protobufConfluentDecoder) Decode(data []byte, dst types.Row) error {
 	if err != nil {
 		return d.fail(data, err)
 	}
-	key := strconv.Itoa(id) + fmt.Sprint(idx)
-	dec, ok := d.byID[key]
+	// The schema id and the index bytes name the decoder; the lookup does not allocate.
+	key := data[1 : len(data)-len(msg)]
+	dec, ok := d.byID[string(key)]
 	if !ok {
 		if dec, err = d.decoderFor(id, idx); err != nil {
 			return d.fail(data, fmt.Errorf("schema id %d: %w", id, err))
 		}
-		d.byID[key] = dec
+		d.byID[string(key)] = dec
 	}
 	return dec.decodeInto(data, msg, dst)
 }
