@@ -28,7 +28,19 @@
 //
 // The sink writes part files named part-<uuid>-0-<n> into the path directory, as
 // Flink does; a part stays hidden (.part-...inprogress) until a Flush, which the
-// runtime calls at checkpoints and at the end. It takes inserts only.
+// runtime calls at checkpoints and at the end, or, in a checkpointed job, until the
+// checkpoint covering it completes (a connectors.CommittingSink). It takes inserts
+// only. Parts roll by Flink's rolling policy and at every checkpoint.
+//
+// A parquet table is a bulk format (connectors.BulkFormat): the sink hands each
+// in-progress part a writer of row groups, closed (footer written) when the part rolls;
+// the source reads files row by row, its position the rows returned from each file.
+//
+// PARTITIONED BY tables (partition.go) keep rows under path/k=v/..., the key columns
+// out of the files and read back from the path. The sink commits partitions
+// (sink.partition-commit.*, a _SUCCESS file) when the trigger allows at a completed
+// checkpoint: the partition-time trigger compares the watermark at the checkpoint's
+// barrier, which the sink sees as a connectors.WatermarkSink, with the partition's time.
 //
 // # print and blackhole
 //

@@ -454,3 +454,50 @@ func TestProcessTimeCommitAndInactivity(t *testing.T) {
 		}
 	}
 }
+
+// TestParquetSourceConformance: restores land in the middle of parquet files (several
+// row groups, several polls each) and of partitions, and resume exactly there.
+func TestParquetSourceConformance(t *testing.T) {
+	db := duck(t)
+	dir := filepath.Join(t.TempDir(), "t")
+	if _, err := db.Exec(fmt.Sprintf(`COPY (SELECT i::BIGINT AS id, 'n' || i AS name, (i %% 3)::VARCHAR AS dt FROM range(9000) r(i))
+		TO '%s' (FORMAT parquet, PARTITION_BY (dt), ROW_GROUP_SIZE 1000)`, dir)); err != nil {
+		t.Fatal(err)
+	}
+	schema := types.Schema{{Name: "id", Type: types.TypeBigInt}, {Name: "name", Type: types.TypeString}, {Name: "dt", Type: types.TypeInt}}
+	conntest.TestBoundedSource(t, func(restored []byte) (connectors.Source, error) {
+		cfg := pqSourceConfig(dir, schema, []string{"dt"}, nil)
+		cfg.Restored = restored
+		return newFileSource(cfg, newFakeClock())
+	})
+}
+
+// TestParquetRowGroups: parquet.block.size cuts row groups, which DuckDB counts.
+func TestParquetRowGroups(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	schema := types.Schema{{Name: "id", Type: types.TypeBigInt}, {Name: "s", Type: types.TypeString}}
+	s, err := newFileSink(connectors.SinkConfig{
+		TableInfo: connectors.TableInfo{Name: "out", Schema: schema, Options: map[string]string{"connector": "filesystem", "path": dir, "format": "parquet",
+			"parquet.block.size": "65536", "parquet.enable.dictionary": "false"}},
+		Input: schema, Log: &conntest.Logger{},
+	}, newFakeClock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b connectors.ChangeBatch
+	for i := range 50_000 {
+		b.Rows = append(b.Rows, types.Row{types.BigIntValue(int64(i)), types.StringValue(fmt.Sprintf("value-%08d", i))})
+		b.Kinds = append(b.Kinds, connectors.Insert)
+	}
+	s.Write(context.Background(), b)
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db := duck(t)
+	groups := duckRows(t, db, fmt.Sprintf(`SELECT count(DISTINCT row_group_id) FROM parquet_metadata('%s/part-*')`, dir))
+	rows := duckRows(t, db, fmt.Sprintf(`SELECT count(*), sum(id) FROM read_parquet('%s/part-*')`, dir))
+	if len(groups) != 1 || groups[0] == "1" || !slices.Equal(rows, []string{"50000|1249975000"}) {
+		t.Fatalf("row groups %v (want several), rows %v", groups, rows)
+	}
+}

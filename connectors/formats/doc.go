@@ -35,6 +35,14 @@
 // the start of the record; it wraps ErrBadRecord and, when the format's
 // ignore-parse-errors option is set, connectors.ErrSkipped, so a source skips it.
 //
+// # Parquet
+//
+// A bulk format (connectors.BulkFormat, FormatFactory.Bulk): a writer buffers rows in
+// Apache Arrow builders and writes them into row groups of about parquet.block.size
+// bytes through apache/arrow-go's pqarrow, the footer when the file is closed; a reader
+// converts the record batches of the columns asked for (found by name). Types map as in
+// Flink's parquet format; see ParquetFormat.
+//
 // AppendPrintRow renders rows as Flink's print connector shows them; it lives here
 // because it shares Flink's Java text forms of numbers and times with the encoders.
 package formats

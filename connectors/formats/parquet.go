@@ -261,6 +261,7 @@ type parquetWriter struct {
 	rb      *array.RecordBuilder
 	pending int
 	closed  int64 // bytes of finished row groups
+	rgBytes int64 // the raw size of the rows of the current row group
 	rowTZ   *time.Location
 }
 
@@ -298,6 +299,7 @@ func (w *parquetWriter) Write(row types.Row) error {
 		if err := w.appendValue(w.rb.Field(i), col.Type, row[i]); err != nil {
 			return fmt.Errorf("column %s: %w", col.Name, err)
 		}
+		w.rgBytes += parquetRawSize(row[i])
 	}
 	w.pending++
 	if w.pending >= parquetBatch {
@@ -316,15 +318,45 @@ func (w *parquetWriter) flushBatch() error {
 	if err := w.fw.WriteBuffered(rec); err != nil {
 		return err
 	}
-	if n := w.fw.RowGroupTotalBytesWritten(); n >= w.cfg.rowGroup {
-		w.closed += n
+	// parquet.block.size is the size of a row group in memory, before encoding, as
+	// parquet-mr measures it
+	if w.rgBytes >= w.cfg.rowGroup {
+		w.closed += w.fw.RowGroupTotalCompressedBytes()
+		w.rgBytes = 0
 		w.fw.NewBufferedRowGroup()
 	}
 	return nil
 }
 
+// Size is the bytes of the finished row groups plus the current one's encoded size,
+// or its raw size while its pages are still in memory.
 func (w *parquetWriter) Size() int64 {
-	return w.closed + w.fw.RowGroupTotalBytesWritten() + int64(w.pending)*int64(8*len(w.schema))
+	return w.closed + max(w.fw.RowGroupTotalCompressedBytes(), w.rgBytes)
+}
+
+// parquetRawSize estimates a value's size before encoding.
+func parquetRawSize(v types.Value) int64 {
+	switch v.Kind() {
+	case types.Null:
+		return 1
+	case types.Char, types.Varchar, types.Bytes:
+		return int64(len(v.Str())) + 4
+	case types.Decimal:
+		return 16
+	case types.Array, types.Struct:
+		n := int64(4)
+		for _, e := range v.Elems() {
+			n += parquetRawSize(e)
+		}
+		return n
+	case types.Map:
+		n := int64(4)
+		for _, e := range v.Entries() {
+			n += parquetRawSize(e.Key) + parquetRawSize(e.Value)
+		}
+		return n
+	}
+	return 8
 }
 
 func (w *parquetWriter) Close() error {
