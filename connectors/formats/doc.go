@@ -29,6 +29,18 @@
 // this for any format. A record is one line: quoted values may hold delimiters and
 // doubled quotes, but not line breaks.
 //
+// # Protobuf
+//
+// 'protobuf' reads the wire with protowire against the message's descriptor (from a
+// descriptor set, or a .proto compiled in process by bufbuild/protocompile): fields
+// without a column are skipped unread, the others converted by Flink's protobuf type
+// mapping, so the projection is pushed down as in JSON. A field whose wire type is not
+// its descriptor's is how a record of another message shows: the error names it. The
+// encoder appends fields in number order, as generated code does. 'protobuf-confluent'
+// adds Confluent's header (magic byte, schema id, message indexes) and the registry:
+// one decoder per writer schema and message, built on first sight of its id; written
+// schemas are derived from the table or given as a .proto file.
+//
 // # Errors
 //
 // A record that cannot be decoded gives a *DecodeError naming the field and showing
