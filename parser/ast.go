@@ -95,6 +95,10 @@ type CreateTable struct {
 	PartitionAt Pos        // where PARTITIONED BY starts; zero when absent
 	Options     []Option   // in the order written
 	Like        *TableLike // nil when absent
+	// AsQuery is the query of CREATE TABLE ... AS SELECT, nil when absent: the table
+	// takes the query's columns and the query is written into it.
+	AsQuery *Query
+	AsAt    Pos // where AS starts
 }
 
 // TableLike is the LIKE clause of CREATE TABLE: the table whose definition the new one

@@ -29,10 +29,8 @@ func (p *parser) parseCreateTable(at Pos, temporary bool) (Statement, error) {
 			return nil, err
 		}
 		p.i = closeIdx + 1
-	case open.is("AS"):
-		return nil, unsupportedErr(open.pos, "CREATE TABLE ... AS SELECT is not supported: create the table, then INSERT INTO it")
-	case !open.is("WITH") && !open.is("LIKE"):
-		return nil, p.errExpected("'('", "WITH", "LIKE")
+	case !open.is("WITH") && !open.is("LIKE") && !open.is("AS"):
+		return nil, p.errExpected("'('", "WITH", "LIKE", "AS")
 	}
 	if p.accept("COMMENT") {
 		if ct.Comment, _, err = p.parseString("comment string"); err != nil {
@@ -64,7 +62,16 @@ func (p *parser) parseCreateTable(at Pos, temporary bool) (Statement, error) {
 			return nil, err
 		}
 	case t.is("AS"):
-		return nil, unsupportedErr(t.pos, "CREATE TABLE ... AS SELECT is not supported: create the table, then INSERT INTO it")
+		p.i++
+		if !(p.peek().is("SELECT") || p.peek().is("WITH") || p.peek().isOp("(")) {
+			return nil, p.errExpected("SELECT", "WITH")
+		}
+		end := p.endOfStatement(p.i)
+		if ct.AsQuery, err = p.lowerQuery(p.i, end, []string{"';'"}); err != nil {
+			return nil, err
+		}
+		ct.AsAt = t.pos
+		p.i = end
 	}
 	if p.peek().kind != tokEOF {
 		var want []string
@@ -77,12 +84,12 @@ func (p *parser) parseCreateTable(at Pos, temporary bool) (Statement, error) {
 			}
 			want = append(want, "WITH")
 		}
-		if ct.Like == nil {
-			want = append(want, "LIKE")
+		if ct.Like == nil && ct.AsQuery == nil {
+			want = append(want, "LIKE", "AS")
 		}
 		return nil, p.errExpected(append(want, "end of statement")...)
 	}
-	if len(ct.Columns) == 0 && ct.Like == nil {
+	if len(ct.Columns) == 0 && ct.Like == nil && ct.AsQuery == nil {
 		if ct.Options == nil {
 			return nil, syntaxErr(listAt, "CREATE TABLE needs a column list (or LIKE another table)")
 		}

@@ -241,6 +241,10 @@ func (f *formatter) createTable(s *CreateTable) {
 	if s.Like != nil {
 		f.like(s.Like)
 	}
+	if s.AsQuery != nil {
+		f.WriteString(" AS\n")
+		f.query(s.AsQuery)
+	}
 }
 
 // tableElements formats the column list of CREATE TABLE: columns, watermark, primary key.

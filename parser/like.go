@@ -69,3 +69,18 @@ func (f *formatter) like(l *TableLike) {
 	}
 	f.WriteString(")")
 }
+
+// ParseDataType parses a type as Flink writes it (INT NOT NULL, DECIMAL(10, 2),
+// ROW<`a` INT, `b` STRING>), the text types.Type prints.
+func ParseDataType(file, src string) (DataType, error) {
+	toks, err := lex(file, src, Pos{})
+	if err != nil {
+		return DataType{}, withSource(err, src)
+	}
+	p := newParser(file, toks)
+	dt, err := p.parseTypeIn(0, len(toks)-1)
+	if err != nil {
+		return DataType{}, withSource(err, src)
+	}
+	return dt, nil
+}

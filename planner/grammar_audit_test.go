@@ -211,8 +211,9 @@ var auditCases = []auditCase{
 	{name: "CREATE TABLE LIKE", fields: []string{"CreateTable.Like", "TableLike.Source", "TableLike.Options", "LikeOption.Mode", "LikeOption.Feature"},
 		sql:  `CREATE TABLE l (extra INT) WITH ('connector' = 'print') LIKE clicks (EXCLUDING OPTIONS EXCLUDING WATERMARKS)`,
 		show: "show-create l", want: "`ts` TIMESTAMP(3),\n  `extra` INT\n) WITH (\n  'connector' = 'print'\n)"},
-	{name: "CREATE TABLE AS SELECT", sql: `CREATE TABLE c WITH ('connector' = 'print') AS SELECT app FROM clicks`, err: "1:45"},
-	{name: "CREATE TABLE (cols) AS SELECT", sql: `CREATE TABLE c (app STRING) WITH ('connector' = 'print') AS SELECT app FROM clicks`, err: "1:58"},
+	{name: "CREATE TABLE AS SELECT", fields: []string{"CreateTable.AsQuery"},
+		sql: `CREATE TABLE c WITH ('connector' = 'print') AS SELECT app, n FROM clicks`, show: "show-create c", want: "`app` STRING,\n  `n` INT\n) WITH ("},
+	{name: "CREATE TABLE (cols) AS SELECT", sql: `CREATE TABLE c (app STRING) WITH ('connector' = 'print') AS SELECT app FROM clicks`, err: "1:17"},
 	{name: "UNIQUE constraint", sql: `CREATE TABLE u (a INT, UNIQUE (a)) WITH ('connector' = 'print')`, err: "1:31", any: true},
 	{name: "PERIOD FOR", sql: `CREATE TABLE pf (a INT, PERIOD FOR SYSTEM_TIME) WITH ('connector' = 'print')`, err: "1:25"},
 

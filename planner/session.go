@@ -33,6 +33,9 @@ func (s *Session) Apply(stmt parser.Statement) error {
 	case *parser.CreateTable:
 		// TEMPORARY or not, a table lives as long as the session: pipesql has no
 		// persistent catalog, so both forms mean the same.
+		if x.AsQuery != nil {
+			return s.createTableAs(x)
+		}
 		return s.createTable(x)
 	case *parser.CreateView:
 		return s.createView(x)

@@ -124,7 +124,17 @@ func (r *Runner) Execute(ctx context.Context, stmt parser.Statement) error {
 		r.showWarnings()
 		r.confirm()
 		return nil
-	case *parser.CreateTable, *parser.CreateView, *parser.DropTable, *parser.DropView, *parser.Reset:
+	case *parser.CreateTable:
+		if err := r.session.Apply(s); err != nil {
+			return r.sqlErr(err)
+		}
+		if s.AsQuery != nil {
+			// CREATE TABLE ... AS SELECT runs its query into the new table.
+			return r.Execute(ctx, planner.CTASInsert(s))
+		}
+		r.confirm()
+		return nil
+	case *parser.CreateView, *parser.DropTable, *parser.DropView, *parser.Reset:
 		if err := r.session.Apply(s); err != nil {
 			return r.sqlErr(err)
 		}
