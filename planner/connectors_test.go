@@ -147,6 +147,7 @@ func init() {
 			snk(connectors.OptionSpec{Key: "sink.rolling-policy.rollover-interval", Type: connectors.DurationOption, Default: "30 min"}),
 			snk(connectors.OptionSpec{Key: "sink.rolling-policy.check-interval", Type: connectors.DurationOption, Default: "1 min"}),
 		},
-		NewSource: planOnlySource, NewSink: planOnlySink,
+		Partitioned: true,
+		NewSource:   planOnlySource, NewSink: planOnlySink,
 	})
 }
