@@ -109,6 +109,9 @@ func validateOptions(ct *parser.CreateTable, name string, physical types.Schema)
 var changelogFormats = []string{"debezium-json", "debezium-avro-confluent", "canal-json", "maxwell-json", "ogg-json"}
 
 func lookupFormat(o parser.Option, value string, f *connectors.Factory) (*connectors.FormatFactory, error) {
+	if strings.EqualFold(value, "orc") && !containsFold(f.Formats, value) {
+		return nil, errAt(o.At, ErrUnsupported, "unsupported: format 'orc': there is no well-kept Go library to read and write ORC files (filesystem tables can use parquet)")
+	}
 	if containsFold(changelogFormats, value) && !containsFold(f.Formats, value) {
 		return nil, errAt(o.At, ErrUnsupported, "unsupported: format '%s': changelog (CDC) formats are not supported yet (connector '%s' reads %s)", value, f.Name, strings.Join(f.Formats, ", "))
 	}

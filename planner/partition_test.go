@@ -33,3 +33,15 @@ func TestPartitionedBy(t *testing.T) {
 		}
 	}
 }
+
+// TestOrcRefused: ORC is refused with the reason at the format option.
+func TestOrcRefused(t *testing.T) {
+	st, err := parser.ParseStatement("ddl.sql", `CREATE TABLE o (a INT) WITH ('connector' = 'filesystem', 'path' = '/tmp/o', 'format' = 'orc')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = NewSession().Apply(st)
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "ddl.sql:1:77: unsupported: format 'orc': there is no well-kept Go library") {
+		t.Errorf("orc: %v", err)
+	}
+}
