@@ -232,15 +232,12 @@ func (o *overOp) processWatermark(ctx context.Context, wm int64, out *outbox) er
 		return nil
 	}
 	o.wm = wm
-	// Partitions in key order, so that a run and its replay emit alike.
-	ready := make([]*overPartition, 0, len(o.waiting))
+	t := o.cfg.orderCol
+	byTime := func(a, b types.Row) int { return cmpInt(a[t].Int(), b[t].Int()) }
 	for p := range o.waiting {
-		ready = append(ready, p)
-	}
-	slices.SortFunc(ready, func(a, b *overPartition) int { return strings.Compare(a.key, b.key) })
-	for _, p := range ready {
-		t := o.cfg.orderCol
-		slices.SortStableFunc(p.waiting, func(a, b types.Row) int { return types.Compare(a[t], b[t]) })
+		if !slices.IsSortedFunc(p.waiting, byTime) {
+			slices.SortStableFunc(p.waiting, byTime)
+		}
 		n := 0
 		for n < len(p.waiting) && p.waiting[n][t].Int() <= wm {
 			n++
@@ -249,9 +246,11 @@ func (o *overOp) processWatermark(ctx context.Context, wm int64, out *outbox) er
 			continue
 		}
 		due := p.waiting[:n:n]
-		p.waiting = append([]types.Row(nil), p.waiting[n:]...)
-		if len(p.waiting) == 0 {
+		if n == len(p.waiting) {
+			p.waiting = nil
 			delete(o.waiting, p)
+		} else {
+			p.waiting = append([]types.Row(nil), p.waiting[n:]...)
 		}
 		o.dirty.set(p.kg)
 		if err := o.process(ctx, p, due, out); err != nil {
@@ -300,7 +299,8 @@ func (o *overOp) process(ctx context.Context, p *overPartition, rows []types.Row
 
 func (o *overOp) addRunning(p *overPartition, rows []types.Row) error {
 	for _, row := range rows {
-		for c, call := range o.cfg.calls {
+		for c := range o.cfg.calls {
+			call := &o.cfg.calls[c]
 			v := countStar
 			if call.Arg >= 0 {
 				v = row[call.Arg]
@@ -339,7 +339,8 @@ func (o *overOp) results(p *overPartition, at, end int) (types.Row, error) {
 		})
 	}
 	frame := p.hist[start:end]
-	for c, call := range o.cfg.calls {
+	for c := range o.cfg.calls {
+		call := &o.cfg.calls[c]
 		var v types.Value
 		switch call.Func {
 		case "LAG":
