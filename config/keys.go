@@ -6,6 +6,9 @@ const (
 	SourceIdleTimeout = "table.exec.source.idle-timeout"
 	MiniBatchEnabled  = "table.exec.mini-batch.enabled"
 	StateTTL          = "table.exec.state.ttl"
+	// CDCEventsDuplicate: a CDC source (debezium-json ...) with a PRIMARY KEY may repeat
+	// changes, so the planner deduplicates them with a ChangelogNormalize.
+	CDCEventsDuplicate = "table.exec.source.cdc-events-duplicate"
 
 	PipelineName            = "pipeline.name"
 	AutoWatermarkInterval   = "pipeline.auto-watermark-interval"
@@ -199,7 +202,8 @@ var keys = []Key{
 	{Name: "table.exec.emit.allow-lateness", Type: Duration, NoEffect: noEmit},
 	{Name: "table.exec.async-lookup.buffer-capacity", Type: Int, NoEffect: noLookup},
 	{Name: "table.exec.async-lookup.timeout", Type: Duration, NoEffect: noLookup},
-	{Name: "table.exec.source.cdc-events-duplicate", Type: Bool, NoEffect: "pipesql has no CDC sources"},
+	{Name: CDCEventsDuplicate, Type: Bool, Default: "false", ReadBy: Planner,
+		Doc: "a CDC source (debezium-json, canal-json, maxwell-json) may deliver a change more than once: its rows are normalized by the PRIMARY KEY (ChangelogNormalize keeps the last row per key), as Flink does"},
 	{Name: "table.exec.legacy-cast-behaviour", Type: Enum, Enum: []string{"ENABLED", "DISABLED"}, Default: "DISABLED",
 		NoEffect: "casts behave as Flink's current ones"},
 	{Name: "table.exec.window-agg.buffer-size-limit", Type: Int, NoEffect: oneProcess},

@@ -507,6 +507,14 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		return &opSpec{name: "over aggregate", stateDesc: describeOver(n), build: func(rt *runEnv, m *opMetrics) (operator, error) {
 			return newOverOp(cfg, m, rt.clock)
 		}}, nil
+	case *planner.ChangelogNormalize:
+		cfg, err := compileNormalize(n) // normalize.go
+		if err != nil {
+			return nil, err
+		}
+		return &opSpec{name: "changelog normalize", stateDesc: describeNormalize(n), build: func(*runEnv, *opMetrics) (operator, error) {
+			return cfg.fresh(), nil
+		}}, nil
 	case *planner.Correlate:
 		op, err := compileCorrelate(n, c.env) // correlate.go
 		if err != nil {

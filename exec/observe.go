@@ -221,7 +221,8 @@ func (o *groupAggOp) measureState() StateMetrics {
 	if o.groups != nil {
 		m.Groups = int64(len(o.groups.index))
 	}
-	m.Aggregates = aggregateStates(o.cfg.aggs, o.funcs)
+	// A retracting aggregate has one more Func, its row counter (group_retract.go).
+	m.Aggregates = aggregateStates(o.cfg.aggs, o.funcs[:len(o.cfg.aggs.calls)])
 	return m
 }
 

@@ -69,7 +69,7 @@ func init() {
 	}
 	connectors.Register(&connectors.Factory{
 		Name: "kafka", Options: kafkaOptions, Prefixes: []string{"properties."}, Metadata: kafkaMetadata,
-		Formats: []string{"json", "csv"},
+		Formats: []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json"},
 		Validate: func(t connectors.TableInfo) error {
 			_, topic := t.Options["topic"]
 			_, pattern := t.Options["topic-pattern"]
@@ -92,6 +92,7 @@ func init() {
 	})
 	connectors.Register(&connectors.Factory{
 		Name: "upsert-kafka", Prefixes: []string{"properties."}, Metadata: kafkaMetadata[:3], Formats: []string{"json", "csv"},
+		Changelog: func(connectors.TableInfo) connectors.ChangelogMode { return connectors.UpsertMode },
 		Options: []connectors.OptionSpec{
 			both(connectors.OptionSpec{Key: "topic", Type: str, Required: true}),
 			both(connectors.OptionSpec{Key: "properties.bootstrap.servers", Type: str, Required: true}),
@@ -138,7 +139,7 @@ func init() {
 	})
 	connectors.Register(&connectors.Factory{Name: "blackhole", NewSink: planOnlySink})
 	connectors.Register(&connectors.Factory{
-		Name: "filesystem", Formats: []string{"json", "csv"},
+		Name: "filesystem", Formats: []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json"},
 		Options: []connectors.OptionSpec{
 			both(connectors.OptionSpec{Key: "path", Type: str, Required: true}),
 			both(connectors.OptionSpec{Key: "format", Type: str, Required: true}),

@@ -166,6 +166,10 @@ func updatingNode(n Node) string {
 		return j.Explain()
 	}
 	switch x := n.(type) {
+	case *tableRef:
+		if c := readChangelog(x.table); c != InsertOnly {
+			return fmt.Sprintf("TableSourceScan(table=[%s]%s)", x.table.Name, scanChangelogSuffix(scanChangelog(x.table.Changelog())))
+		}
 	case *GroupAggregate, *Rank:
 		return x.Explain()
 	case *Deduplicate:

@@ -35,6 +35,9 @@ func (n *tableRef) Explain() string      { return fmt.Sprintf("Table(table=[%s])
 // optimizer holds what prune needs beyond the plan.
 type optimizer struct {
 	sourceIdle time.Duration // table.exec.source.idle-timeout
+	// cdcDuplicate is table.exec.source.cdc-events-duplicate: CDC tables with a primary
+	// key are normalized as upsert tables are.
+	cdcDuplicate bool
 }
 
 // physical turns the logical plan under a Sink or Collect root into the physical plan.
@@ -233,7 +236,8 @@ func (o *optimizer) expand(t *Table, used []bool) (Node, []int) {
 	// watermark reads, since the watermark is assigned here, before any filter.
 	outCols := append([]bool(nil), used...)
 	mode := scanChangelog(t.Changelog())
-	if mode == Upsert {
+	normalized := mode == Upsert || mode == Updating && o.cdcDuplicate && len(t.PrimaryKey) > 0
+	if normalized {
 		// ChangelogNormalize keeps the last row per key: it needs the key.
 		for _, k := range t.primaryKeyIndexes() {
 			outCols[k] = true
@@ -320,7 +324,7 @@ func (o *optimizer) expand(t *Table, used []bool) (Node, []int) {
 			IdleTimeout: o.idleTimeout(t),
 		}
 	}
-	if mode == Upsert {
+	if normalized {
 		node = normalize(node, remapInts(t.primaryKeyIndexes(), mapping))
 	}
 	return node, mapping

@@ -104,8 +104,9 @@ func validateOptions(ct *parser.CreateTable, name string, physical types.Schema)
 	return v, nil
 }
 
-// changelogFormats are Flink's CDC formats: each row is an insert, update or delete,
-// which needs changelog sources (issue 12) that pipesql does not have yet.
+// changelogFormats are Flink's CDC formats: each row is an insert, update or delete. A
+// connector reads those it lists (kafka and filesystem: debezium-json, canal-json,
+// maxwell-json); the others are not supported yet.
 var changelogFormats = []string{"debezium-json", "debezium-avro-confluent", "canal-json", "maxwell-json", "ogg-json"}
 
 func lookupFormat(o parser.Option, value string, f *connectors.Factory) (*connectors.FormatFactory, error) {

@@ -19,6 +19,8 @@ type planner struct {
 	loc *time.Location
 	// sourceIdle is table.exec.source.idle-timeout, the default of scan.watermark.idle-timeout.
 	sourceIdle time.Duration
+	// cdcDuplicate is table.exec.source.cdc-events-duplicate (changelog.go).
+	cdcDuplicate bool
 	// views are the views being expanded, innermost last, to refuse a view that reads itself.
 	views []string
 }

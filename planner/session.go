@@ -137,6 +137,7 @@ func (s *Session) Views() []string { return s.cat.ViewNames() }
 func (s *Session) planner() (*planner, error) {
 	v := config.Read(s.settings)
 	idle := v.Duration(config.SourceIdleTimeout)
+	cdcDup := v.Bool(config.CDCEventsDuplicate)
 	loc, err := config.LoadTimeZone(v.String(config.LocalTimeZone))
 	if err == nil {
 		err = v.Err()
@@ -144,7 +145,7 @@ func (s *Session) planner() (*planner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidSetting, err)
 	}
-	return &planner{cat: s.cat, loc: loc, sourceIdle: idle}, nil
+	return &planner{cat: s.cat, loc: loc, sourceIdle: idle, cdcDuplicate: cdcDup}, nil
 }
 
 // Plan plans one job: INSERT statements and statement sets (one pipeline per INSERT), or
@@ -154,7 +155,7 @@ func (s *Session) Plan(stmts ...parser.Statement) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &optimizer{sourceIdle: p.sourceIdle}
+	o := &optimizer{sourceIdle: p.sourceIdle, cdcDuplicate: p.cdcDuplicate}
 	var pipes []*Pipeline
 	add := func(root Node, stmt parser.Statement) error {
 		if sk, ok := root.(*Sink); ok && sk.Connector != nil && sk.Connector.ValidateWrite != nil {

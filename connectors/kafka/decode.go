@@ -71,6 +71,11 @@ type rowDecoder struct {
 	keyScratch types.Row
 
 	meta []metaColumn
+
+	// changes is the value decoder when the value format is a changelog format
+	// (debezium-json ...): a record gives rows with kinds (changelog.go).
+	changes       connectors.ChangeDecoder
+	changeScratch []types.Row
 }
 
 func newRowDecoder(o *tableOptions, cfg connectors.SourceConfig) (*rowDecoder, error) {
@@ -113,6 +118,7 @@ func newRowDecoder(o *tableOptions, cfg connectors.SourceConfig) (*rowDecoder, e
 	if d.value, err = connectors.NewProjectedDecoder(o.value.factory, valueCols, valueProduce, o.value.options); err != nil {
 		return nil, fmt.Errorf("kafka source %s: value format %s: %w", o.table, o.value.factory.Name, err)
 	}
+	d.changes, _ = d.value.(connectors.ChangeDecoder)
 	d.valueDirect = true
 	for i, pos := range d.valuePos {
 		d.valueDirect = d.valueDirect && pos == i

@@ -29,15 +29,16 @@ func init() {
 		ValidateWrite: func(t connectors.TableInfo, settings map[string]string) error {
 			return ValidateWrite(t, settings, true)
 		},
-		// Reading upsert-kafka yields a changelog (+I, +U, -D per key), which
-		// connectors.SourceBatch cannot carry yet: rows have no change kind.
-		NewSink: NewUpsertSink,
+		// Reading upsert-kafka yields a changelog (+I per key, -D of a tombstone).
+		Changelog: upsertChangelog,
+		NewSource: NewUpsertSource,
+		NewSink:   NewUpsertSink,
 	})
 }
 
 // formatNames are the 'format' values the connectors accept: every registered format
 // that can read and write, looked up when the table is validated.
-var formatNames = []string{"json", "csv", "raw", "avro", "avro-confluent", "protobuf", "protobuf-confluent"}
+var formatNames = []string{"json", "csv", "raw", "avro", "avro-confluent", "protobuf", "protobuf-confluent", "debezium-avro-confluent"}
 
 // Validate checks a Kafka table's options together: 'topic' against 'topic-pattern',
 // the startup and bounded modes and their offsets, the key and value formats and

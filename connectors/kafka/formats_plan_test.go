@@ -36,6 +36,8 @@ func TestFormatOptionsAtPlanTime(t *testing.T) {
 		{"'key.format' = 'raw', 'key.fields' = 'k', 'value.format' = 'json', 'key.raw.endianess' = 'little-endian'",
 			"did you mean 'key.raw.endianness'?"},
 		{"'format' = 'avro-confluen'", "did you mean 'avro-confluent'?"},
+		{"'format' = 'debezium-avro-confluent', 'debezium-avro-confluent.url' = 'http://r'", ""},
+		{"'format' = 'debezium-avro-confluent', 'debezium-avro-confluent.ulr' = 'http://r'", "did you mean 'debezium-avro-confluent.url'?"},
 	}
 	for _, c := range cases {
 		stmts, err := parser.ParseScript("test.sql", table(c.opts))

@@ -39,11 +39,17 @@ type Source struct {
 	logs     chan ckafka.LogEvent
 	logsQuit chan struct{}
 
-	dec    *rowDecoder
-	parts  map[partitionKey]*partState
-	active int // assigned and not finished
-	splits []string
-	last   *partState // the partition of the previous record, to skip the map lookup
+	dec *rowDecoder
+	// upsertKeys decodes the key of an upsert-kafka tombstone, nil for 'kafka'.
+	upsertKeys *keyDecoder
+	// changelog: rows carry kinds (upsert-kafka, or a CDC value format).
+	changelog   bool
+	changeRows  []types.Row
+	changeKinds []connectors.RowKind
+	parts       map[partitionKey]*partState
+	active      int // assigned and not finished
+	splits      []string
+	last        *partState // the partition of the previous record, to skip the map lookup
 
 	epoch     uint64
 	arena     []types.Value
@@ -89,6 +95,7 @@ type partState struct {
 type polledRow struct {
 	batch int
 	row   types.Row
+	kind  connectors.RowKind
 }
 
 var (
@@ -114,8 +121,13 @@ func Open(ctx context.Context, cfg connectors.SourceConfig) (*Source, error) {
 // open is Open; without prefetch, Poll takes events out of librdkafka itself (the
 // benchmark compares both ways).
 func open(ctx context.Context, cfg connectors.SourceConfig, prefetch bool) (*Source, error) {
+	return openKafkaSource(ctx, cfg, prefetch, false)
+}
+
+// openKafkaSource opens a 'kafka' source, or an 'upsert-kafka' one (changelog.go).
+func openKafkaSource(ctx context.Context, cfg connectors.SourceConfig, prefetch, upsert bool) (*Source, error) {
 	clock := connectors.ClockOr(cfg.Clock)
-	o, err := parseOptions(cfg.TableInfo, false)
+	o, err := parseOptions(cfg.TableInfo, upsert)
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +142,12 @@ func open(ctx context.Context, cfg connectors.SourceConfig, prefetch bool) (*Sou
 	if err != nil {
 		return nil, err
 	}
+	var tombstones *keyDecoder
+	if upsert {
+		if tombstones, err = newKeyDecoder(o, cfg); err != nil {
+			return nil, err
+		}
+	}
 	var restored []position
 	if cfg.Restored != nil {
 		if restored, err = decodeSnapshot(cfg.Restored); err != nil {
@@ -142,10 +160,11 @@ func open(ctx context.Context, cfg connectors.SourceConfig, prefetch bool) (*Sou
 	}
 
 	s := &Source{
-		opts: o, set: set, log: log, clock: clock, dec: dec,
-		parts:    map[partitionKey]*partState{},
-		logs:     make(chan ckafka.LogEvent, 256),
-		logsQuit: make(chan struct{}),
+		opts: o, set: set, log: log, clock: clock, dec: dec, upsertKeys: tombstones,
+		changelog: upsert || dec.changes != nil,
+		parts:     map[partitionKey]*partState{},
+		logs:      make(chan ckafka.LogEvent, 256),
+		logsQuit:  make(chan struct{}),
 	}
 	s.periodic = set.groupID != "" && set.autoCommit != nil && *set.autoCommit ||
 		set.groupID != "" && set.autoCommit == nil && !checkpointing(cfg.Settings)
@@ -429,9 +448,21 @@ func (s *Source) batchRows() []connectors.SourceBatch {
 		s.batches[i].Rows = all[off : off : off+n]
 		off += n
 	}
+	var allKinds []connectors.RowKind
+	if s.changelog {
+		allKinds = make([]connectors.RowKind, len(s.polled))
+		off = 0
+		for i, n := range s.counts {
+			s.batches[i].Kinds = allKinds[off : off : off+n]
+			off += n
+		}
+	}
 	for _, p := range s.polled {
 		b := &s.batches[p.batch]
 		b.Rows = append(b.Rows, p.row)
+		if allKinds != nil {
+			b.Kinds = append(b.Kinds, p.kind)
+		}
 	}
 	clear(s.polled) // the rows belong to the caller now
 	s.polled = s.polled[:0]
@@ -478,10 +509,49 @@ func (s *Source) record(m *ckafka.Message) bool {
 		return false
 	}
 	added := false
+	badRecord := func(err error) {
+		rerr := &RecordError{Table: s.opts.table, Topic: ps.key.topic, Partition: ps.key.partition,
+			Offset: off, Err: fmt.Errorf("%w: %w", ErrBadRecord, err)}
+		if !errors.Is(err, connectors.ErrSkipped) {
+			s.pendingErr = rerr
+			return
+		}
+		s.skip(rerr)
+	}
 	switch {
+	case m.Value == nil && s.upsertKeys != nil:
+		// upsert-kafka: a tombstone deletes its key.
+		s.tombstones.Add(1)
+		row := s.newRow()
+		if err := s.upsertKeys.decode(m.Key, row); err != nil {
+			badRecord(err)
+			if s.pendingErr != nil {
+				return false
+			}
+			break
+		}
+		s.addKind(ps, row, connectors.Delete)
+		s.pollBytes += len(m.Key)
+		added = true
 	case m.Value == nil:
 		// A tombstone has no row to give; Flink's Kafka source drops it too.
 		s.tombstones.Add(1)
+	case s.dec.changes != nil:
+		rows, kinds, err := s.dec.decodeChanges(m, ps.key.topic, s.newRow, s.changeRows[:0], s.changeKinds[:0])
+		if err != nil {
+			badRecord(err)
+			if s.pendingErr != nil {
+				return false
+			}
+			break
+		}
+		for i, row := range rows {
+			s.addKind(ps, row, kinds[i])
+		}
+		clear(rows)
+		s.changeRows, s.changeKinds = rows[:0], kinds[:0]
+		s.pollBytes += len(m.Key) + len(m.Value)
+		added = len(rows) > 0
 	default:
 		row := s.newRow()
 		if err := s.dec.decode(m, ps.key.topic, row); err != nil {
@@ -541,7 +611,10 @@ func (s *Source) newRow() types.Row {
 	return row
 }
 
-func (s *Source) add(ps *partState, row types.Row) {
+func (s *Source) add(ps *partState, row types.Row) { s.addKind(ps, row, connectors.Insert) }
+
+// addKind adds row with its change kind.
+func (s *Source) addKind(ps *partState, row types.Row, kind connectors.RowKind) {
 	if ps.epoch != s.epoch {
 		ps.epoch = s.epoch
 		ps.batch = len(s.batches)
@@ -549,7 +622,7 @@ func (s *Source) add(ps *partState, row types.Row) {
 		s.counts = append(s.counts, 0)
 	}
 	s.counts[ps.batch]++
-	s.polled = append(s.polled, polledRow{batch: ps.batch, row: row})
+	s.polled = append(s.polled, polledRow{batch: ps.batch, row: row, kind: kind})
 }
 
 // clientError handles an error librdkafka reports outside a record. Only a fatal one
