@@ -223,8 +223,19 @@ func partitionTyped(v, key string, t types.Type) (types.Value, error) {
 	if t.IsString() {
 		return types.StringValue(v), nil
 	}
-	if t.Kind == types.Bytes {
+	switch t.Kind {
+	case types.Bytes:
 		return types.BytesValue([]byte(v)), nil
+	case types.Timestamp, types.TimestampLTZ:
+		// the sink writes Flink's LocalDateTime text (2024-05-01T10:00), as CAST reads it
+		micros, ok := types.ParseTimestamp(v, types.CastSyntax)
+		if !ok {
+			return types.Value{}, fmt.Errorf("partition %s=%s is not a %s", key, v, t)
+		}
+		if t.Kind == types.Timestamp {
+			return types.TimestampValue(micros), nil
+		}
+		return types.TimestampLTZValue(micros), nil
 	}
 	dec, err := formats.CSVFormat.NewDecoder([]connectors.ProducedColumn{{Name: key, Type: t}}, nil)
 	if err != nil {
