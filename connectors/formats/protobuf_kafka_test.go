@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -183,7 +184,8 @@ func TestProtobufKafka(t *testing.T) {
 // TestProtobufConfluentKafka: records confluent-kafka-go's serializer wrote are read by
 // pipesql's Kafka source through the schema registry; one whose schema id the registry
 // does not know stops the source at its offset, or is skipped and counted; what
-// pipesql's sink writes is read by confluent's deserializer into the generated type.
+// pipesql's sink writes (registered under the default subject <topic>-value) is read by
+// confluent's deserializer into the generated type.
 func TestProtobufConfluentKafka(t *testing.T) {
 	c := kafkatest.NewCluster(t, 1)
 	reg := registrytest.New(t)
@@ -234,7 +236,7 @@ func TestProtobufConfluentKafka(t *testing.T) {
 
 	c.CreateTopic(t, "cout", 1)
 	sinkOpts := kafkaOptions(c, "cout", map[string]string{"format": "protobuf-confluent", "protobuf-confluent.url": reg.URL,
-		"protobuf-confluent.subject": "cout-value", "protobuf-confluent.proto-file": "testdata/protobuf/order.proto",
+		"protobuf-confluent.proto-file":         "testdata/protobuf/order.proto",
 		"protobuf-confluent.message-class-name": "pipesql.test.Order"})
 	delete(sinkOpts, "protobuf.message-class-name")
 	delete(sinkOpts, "protobuf.descriptor-file")
@@ -253,6 +255,10 @@ func TestProtobufConfluentKafka(t *testing.T) {
 	}
 	if err := sink.Flush(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	// the subject is Confluent's TopicNameStrategy's, as the kafka connector defaults it
+	if subjects, err := cl.GetAllSubjects(); err != nil || !slices.Contains(subjects, "cout-value") {
+		t.Errorf("subjects %v (%v), want cout-value among them", subjects, err)
 	}
 	deser, err := sprotobuf.NewDeserializer(cl, serde.ValueSerde, sprotobuf.NewDeserializerConfig())
 	if err != nil {
