@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/avrov2"
 
+	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/connectors/formats"
 	"github.com/pipesql/pipesql/connectors/kafka/kafkatest"
 	"github.com/pipesql/pipesql/internal/registrytest"
@@ -163,5 +166,116 @@ func TestAvroConfluentBadRecords(t *testing.T) {
 				t.Errorf("%d good rows read before the bad one, want 3", len(rd.rows))
 			}
 		})
+	}
+}
+
+const debeziumEventEnvelope = `{"type":"record","name":"Envelope","namespace":"db.shop.events","fields":[
+	{"name":"before","type":["null",{"type":"record","name":"Value","fields":[
+		{"name":"id","type":"long"},{"name":"user","type":["null","string"],"default":null},{"name":"n","type":"int"}]}],"default":null},
+	{"name":"after","type":["null","Value"],"default":null},
+	{"name":"source","type":{"type":"record","name":"Source","namespace":"io.debezium.connector.postgresql","fields":[
+		{"name":"connector","type":"string"},{"name":"ts_ms","type":"long"}]}},
+	{"name":"op","type":"string"},
+	{"name":"ts_ms","type":["null","long"],"default":null}]}`
+
+type dbzEventValue struct {
+	ID   int64   `avro:"id"`
+	User *string `avro:"user"`
+	N    int32   `avro:"n"`
+}
+
+type dbzEventEnvelope struct {
+	Before *dbzEventValue `avro:"before"`
+	After  *dbzEventValue `avro:"after"`
+	Source struct {
+		Connector string `avro:"connector"`
+		TsMs      int64  `avro:"ts_ms"`
+	} `avro:"source"`
+	Op   string `avro:"op"`
+	TsMs *int64 `avro:"ts_ms"`
+}
+
+// TestDebeziumAvroConfluentSource reads Debezium change events (written by
+// confluent-kafka-go's serializer, with a tombstone after the delete) from a topic as a
+// changelog: the final state after applying +I, -U, +U and -D is the table's.
+func TestDebeziumAvroConfluentSource(t *testing.T) {
+	c := kafkatest.NewCluster(t, 1)
+	c.CreateTopic(t, "cdc", 1)
+	reg := registrytest.New(t)
+	if _, err := reg.Register("cdc-value", registrytest.Avro, debeziumEventEnvelope); err != nil {
+		t.Fatal(err)
+	}
+	conf := avrov2.NewSerializerConfig()
+	conf.AutoRegisterSchemas, conf.UseLatestVersion = false, true
+	ser, err := avrov2.NewSerializer(newRegistryClient(t, reg.URL), serde.ValueSerde, conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	val := func(id int64, user string, n int32) *dbzEventValue { return &dbzEventValue{ID: id, User: &user, N: n} }
+	change := func(op string, before, after *dbzEventValue) []byte {
+		ev := &dbzEventEnvelope{Before: before, After: after, Op: op}
+		ev.Source.Connector = "postgresql"
+		b, err := ser.Serialize("cdc", ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	c.Produce(t, "cdc",
+		kafkatest.Record{Value: change("r", nil, val(1, "a", 10))},
+		kafkatest.Record{Value: change("c", nil, val(2, "b", 20))},
+		kafkatest.Record{Value: change("u", val(1, "a", 10), val(1, "a", 11))},
+		kafkatest.Record{Value: change("d", val(2, "b", 20), nil)},
+		kafkatest.Record{Key: []byte("2"), Value: nil}, // the tombstone after the delete
+		kafkatest.Record{Value: change("c", nil, val(3, "c", 30))},
+	)
+	src := openSource(t, sourceConfig(c, newTestLog(t), "cdc", map[string]string{
+		"format": "debezium-avro-confluent", "debezium-avro-confluent.url": reg.URL, "scan.bounded.mode": "latest-offset",
+	}))
+	var log []string
+	state := map[string]int{}
+	deadline := time.Now().Add(testDeadline)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("no end of input; read %v", log)
+		}
+		bs, err := src.Poll(context.Background(), 100*time.Millisecond)
+		for _, b := range bs {
+			for i, row := range b.Rows {
+				kind := connectors.Insert
+				if b.Kinds != nil {
+					kind = b.Kinds[i]
+				}
+				log = append(log, kind.String()+fmt.Sprint(row))
+				if kind == connectors.Insert || kind == connectors.UpdateAfter {
+					state[fmt.Sprint(row)]++
+				} else {
+					state[fmt.Sprint(row)]--
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "+I[1 a 10] +I[2 b 20] -U[1 a 10] +U[1 a 11] -D[2 b 20] +I[3 c 30]"
+	if got := strings.Join(log, " "); got != want {
+		t.Errorf("changelog %s\n     want %s", got, want)
+	}
+	var final []string
+	for r, n := range state {
+		if n != 0 && n != 1 {
+			t.Errorf("row %s counted %d times", r, n)
+		}
+		if n == 1 {
+			final = append(final, r)
+		}
+	}
+	sort.Strings(final)
+	if got := strings.Join(final, " "); got != "[1 a 11] [3 c 30]" {
+		t.Errorf("final state %s, want [1 a 11] [3 c 30]", got)
 	}
 }
