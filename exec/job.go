@@ -425,6 +425,9 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		if updating {
 			return nil, fmt.Errorf("%w: window aggregate over an updating input", ErrUnsupportedPlan)
 		}
+		if n.Window.Kind == planner.Session {
+			return compileSessionAgg(n) // session_window.go
+		}
 		cfg, err := compileWindowAgg(n)
 		if err != nil {
 			return nil, err
@@ -514,6 +517,17 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		}
 		return &opSpec{name: "changelog normalize", stateDesc: describeNormalize(n), build: func(*runEnv, *opMetrics) (operator, error) {
 			return cfg.fresh(), nil
+		}}, nil
+	case *planner.LookupJoin:
+		if updating {
+			return nil, fmt.Errorf("%w: lookup join over an updating input", ErrUnsupportedPlan)
+		}
+		cfg, err := compileLookupJoin(n, c.env) // lookup_join.go
+		if err != nil {
+			return nil, err
+		}
+		return &opSpec{name: "lookup join " + n.Table, build: func(rt *runEnv, _ *opMetrics) (operator, error) {
+			return &lookupJoinOp{cfg: cfg, settings: rt.settings, log: rt.log, clock: rt.clock}, nil
 		}}, nil
 	case *planner.Correlate:
 		op, err := compileCorrelate(n, c.env) // correlate.go

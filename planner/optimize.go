@@ -157,6 +157,8 @@ func (o *optimizer) prune(n Node, used []bool) (Node, []int, error) {
 		return o.pruneIntervalJoin(x, used) // interval_join.go
 	case *Correlate:
 		return o.pruneCorrelate(x, used) // unnest.go
+	case *LookupJoin:
+		return o.pruneLookupJoin(x, used) // lookup.go
 	case *Exchange:
 		return o.pruneExchange(x, used)
 	case *ChangelogNormalize:
@@ -422,6 +424,10 @@ func merge(n Node, keepNames bool) Node {
 		c := *x
 		c.Input = merge(x.Input, false)
 		return &c
+	case *LookupJoin:
+		l := *x
+		l.Input = merge(x.Input, false)
+		return &l
 	case *Join:
 		j := *x
 		j.Left, j.Right = merge(x.Left, false), merge(x.Right, false)

@@ -7,5 +7,8 @@ import "github.com/pipesql/pipesql/parser"
 // event-time temporal join against a versioned table (TemporalJoin). Neither is built
 // yet: the join is refused at the time attribute.
 func (p *planner) planSystemTimeJoin(x *parser.Join, typ JoinType, dim *parser.TableName, env *cteEnv) (*relation, error) {
+	if rel, ok, err := p.planLookupJoin(x, typ, dim, env); ok { // lookup.go
+		return rel, err
+	}
 	return nil, errAt(dim.AsOf.At, ErrUnsupported, "unsupported: FOR SYSTEM_TIME AS OF (temporal and lookup joins) is not supported yet")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -200,5 +201,74 @@ INSERT INTO totals SELECT name, COUNT(*), SUM(price) FROM items GROUP BY name;
 	want := pg.Query(t, "SELECT name, count(*), sum(price)::text FROM items GROUP BY name ORDER BY name")
 	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(want) != 13 {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestJDBCLookupJoin enriches a stream of orders with a customers table in PostgreSQL
+// through a lookup join with a PARTIAL cache that expires 1 s after a key was read.
+// While the job runs, a customer is renamed and a missing one is added: the rows looked
+// up after the expiry carry the change, and once a row of a customer has it, every
+// later row of that customer has it (rows are looked up in order).
+func TestJDBCLookupJoin(t *testing.T) {
+	pg := pgtest.Start(t)
+	pg.Exec(t, `CREATE TABLE customers (id bigint PRIMARY KEY, name text);
+		INSERT INTO customers VALUES (0, 'zero'), (1, 'one'), (2, 'two');
+		CREATE TABLE enriched (order_id bigint, customer_id bigint, name text)`)
+	url := pg.JDBCURL("postgres")
+	const orders = 4000
+	jobFile := writeJob(t, fmt.Sprintf(`
+CREATE TABLE orders (order_id BIGINT, customer_id AS order_id %% 4, proc_time AS PROCTIME())
+WITH ('connector' = 'datagen', 'rows-per-second' = '500', 'fields.order_id.kind' = 'sequence',
+  'fields.order_id.start' = '1', 'fields.order_id.end' = '%[2]d');
+CREATE TABLE customers (id BIGINT, name STRING) WITH ('connector' = 'jdbc', 'url' = '%[1]s',
+  'table-name' = 'customers', 'username' = 'postgres', 'lookup.cache' = 'PARTIAL',
+  'lookup.partial-cache.max-rows' = '100', 'lookup.partial-cache.expire-after-write' = '1 s');
+CREATE TABLE enriched (order_id BIGINT, customer_id BIGINT, name STRING) WITH ('connector' = 'jdbc',
+  'url' = '%[1]s', 'table-name' = 'enriched', 'username' = 'postgres', 'sink.buffer-flush.interval' = '100 ms');
+INSERT INTO enriched
+SELECT o.order_id, o.customer_id, c.name
+FROM orders AS o LEFT JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON c.id = o.customer_id;
+`, url, orders))
+	out, err := exec.Command(binary, "explain", jobFile).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "LookupJoin(table=[customers], joinType=[LeftOuterJoin], lookup=[id=customer_id], select=[order_id, customer_id, id, name])") {
+		t.Fatalf("explain: %v\n%s", err, out)
+	}
+	r := startCrashRun(t, nil, "run", jobFile)
+	defer func() {
+		select {
+		case <-r.done:
+		default:
+			r.kill(t)
+		}
+	}()
+	eventuallyTrue(t, "enriched rows", func() bool { return pg.Query(t, "SELECT count(*) FROM enriched")[0] != "0" })
+	pg.Exec(t, `UPDATE customers SET name = 'uno' WHERE id = 1; INSERT INTO customers VALUES (3, 'three')`)
+	changedAt := pg.Query(t, "SELECT max(order_id) FROM enriched")[0]
+	r.wait(t, 2*time.Minute)
+	if code := r.exitCode(); code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", code, r.stderr.String())
+	}
+	rows := pg.Query(t, "SELECT order_id, customer_id, coalesce(name, 'NULL') FROM enriched ORDER BY order_id")
+	if len(rows) != orders {
+		t.Fatalf("%d rows, want %d", len(rows), orders)
+	}
+	changed := map[string]string{"1": "uno", "3": "three"}
+	before := map[string]string{"0": "zero", "1": "one", "2": "two", "3": "NULL"}
+	switched := map[string]string{}
+	for _, line := range rows {
+		f := strings.Split(line, "|")
+		id, cust, name := f[0], f[1], f[2]
+		switch {
+		case switched[cust] != "" && name != changed[cust]:
+			t.Fatalf("order %s: customer %s is %q again after %q at order %s", id, cust, name, changed[cust], switched[cust])
+		case name == changed[cust] && switched[cust] == "":
+			switched[cust] = id
+		case name != before[cust] && name != changed[cust]:
+			t.Fatalf("order %s: customer %s is %q", id, cust, name)
+		}
+	}
+	t.Logf("changed after order %s; customer 1 renamed from order %s, customer 3 found from order %s", changedAt, switched["1"], switched["3"])
+	if switched["1"] == "" || switched["3"] == "" {
+		t.Fatalf("the change was not picked up: %v", switched)
 	}
 }

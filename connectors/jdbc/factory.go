@@ -3,7 +3,7 @@ package jdbc
 import "github.com/pipesql/pipesql/connectors"
 
 // allOptions are the options of a jdbc table.
-var allOptions = concat(commonOptions, sinkOptions, scanOptions)
+var allOptions = concat(commonOptions, sinkOptions, scanOptions, lookupOptions)
 
 func concat(lists ...[]connectors.OptionSpec) []connectors.OptionSpec {
 	var out []connectors.OptionSpec
@@ -27,4 +27,5 @@ func init() {
 		NewSource: NewSource,
 		NewSink:   NewSink,
 	})
+	connectors.RegisterLookup("jdbc", NewLookup)
 }
