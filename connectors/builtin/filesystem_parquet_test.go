@@ -142,6 +142,25 @@ func TestParquetReadsDuckDBFiles(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("pipesql read %d rows, DuckDB has %d; first: %q vs %q", len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
 	}
+	// a projection in another order than the file's, with the partition key first and a
+	// metadata column
+	cfg := pqSourceConfig(dir, pqSchema, []string{"dt"}, nil)
+	cfg.Produce = []connectors.ProducedColumn{{Name: "dt", Type: types.TypeString}, {Name: "score", Type: types.TypeDouble},
+		{Name: "id", Type: types.TypeBigInt}, {Name: "file", Type: types.TypeString, MetadataKey: "file.name"}}
+	src, err = newFileSource(cfg, newFakeClock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var proj []types.Row
+	for _, r := range drain(t, src) {
+		if !strings.HasSuffix(r[3].Str(), ".parquet") {
+			t.Fatalf("file.name %s", r[3])
+		}
+		proj = append(proj, r[:3])
+	}
+	if got, want := pipesqlRows(proj), duckRows(t, db, "SELECT dt, score, id FROM ("+gen+")"); !slices.Equal(got, want) {
+		t.Fatalf("projection: %q vs %q", got[:min(3, len(got))], want[:min(3, len(want))])
+	}
 }
 
 // TestParquetWrittenPartitionsReadByDuckDB: pipesql's partitioned parquet sink, in
