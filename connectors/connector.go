@@ -60,6 +60,9 @@ type Factory struct {
 	// ValidateWrite checks a table written by a job against the job's settings (SET),
 	// when the planner plans the INSERT; nil when there is nothing to check.
 	ValidateWrite func(t TableInfo, settings map[string]string) error
+	// Partitioned says the connector writes and reads PARTITIONED BY tables (filesystem's
+	// k=v/ directories); the planner refuses PARTITIONED BY for the others.
+	Partitioned bool
 	// SplitNoun is what the connector's splits are, in the plural, for messages such as
 	// "offsets of 3 partitions"; "" says "splits".
 	SplitNoun string
@@ -78,6 +81,8 @@ type TableInfo struct {
 	Options    map[string]string // every WITH option, keys as written
 	Schema     types.Schema      // all physical columns of the table in declaration order
 	PrimaryKey []string
+	// PartitionKeys are the PARTITIONED BY columns (physical columns, as declared); nil when none.
+	PartitionKeys []string
 }
 
 // SourceConfig is the input of Factory.NewSource.
