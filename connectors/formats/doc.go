@@ -29,6 +29,27 @@
 // this for any format. A record is one line: quoted values may hold delimiters and
 // doubled quotes, but not line breaks.
 //
+// # Raw
+//
+// 'raw' is the whole record as one column: text in raw.charset, bytes, or a number in
+// its fixed-size binary form in raw.endianness, as Flink's raw format.
+//
+// # Avro
+//
+// 'avro' writes and reads Avro's binary encoding with the schema derived from the table
+// as Flink's AvroSchemaConverter derives it (avro_schema.go). hamba/avro parses schemas;
+// the bytes are read and written by closures compiled from a writer schema and the
+// reader's columns (avro_codec.go): fields are resolved by name with Avro's rules, a
+// field no column wants is skipped without being converted (so the projection is pushed
+// down, the skipped columns' types coming from ProducedColumn.Declared), and a record
+// becomes a row without intermediate Go values. 'avro-confluent' adds Confluent's wire
+// header (magic byte 0, schema id) and the registry (confluent-kafka-go's client, one
+// per registry in the process): a writer schema is fetched and compiled once per id;
+// the encoder registers its schema under the subject on its first record. An id the
+// registry does not know is a bad record, an unreachable registry ErrRegistryUnavailable.
+// 'debezium-avro-confluent' reads Debezium's Envelope records in that wire format as
+// a changelog (a connectors.ChangeDecoder), with debezium-json's semantics.
+//
 // # Protobuf
 //
 // 'protobuf' reads the wire with protowire against the message's descriptor (from a
