@@ -372,3 +372,51 @@ func finalUpserts(t *testing.T, rs []outRecord) (map[dauKey][2]int64, []string) 
 	}
 	return out, dups
 }
+
+// TestKafkaExactlyOnceBounded runs the job over a bounded input to its end: with
+// checkpoints the final checkpoint commits the last transactions; without, the sinks
+// commit when the job ends. Both exit 0 with the truth committed.
+func TestKafkaExactlyOnceBounded(t *testing.T) {
+	for _, tc := range []struct{ name, interval string }{{"checkpointed", "200 ms"}, {"no checkpoints", ""}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := kafkatest.NewCluster(t, 3)
+			c.CreateTopic(t, "events", eoParts)
+			c.CreateTopic(t, "dau", 2)
+			c.CreateTopic(t, "dau-upsert", 3)
+			g := newDAUGen(eoParts, time.Date(2026, 3, 1, 10, 0, 0, 0, shanghai), 40*time.Second)
+			for range 3 {
+				c.Produce(t, "events", g.events(2000)...)
+			}
+			text := strings.Replace(eoJob, "'scan.startup.mode' = 'earliest-offset',",
+				"'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',", 1)
+			interval := "SET 'execution.checkpointing.interval' = '1 s';\n"
+			if tc.interval == "" {
+				text = strings.Replace(text, interval, "", 1)
+			} else {
+				text = strings.Replace(text, interval, "SET 'execution.checkpointing.interval' = '"+tc.interval+"';\n", 1)
+			}
+			job := writeJob(t, strings.ReplaceAll(fmt.Sprintf(text, c.Bootstrap(), t.TempDir(), ""), "{day}", "`day`"))
+			r := pipesql(t, "run", job)
+			if r.code != 0 {
+				t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
+			}
+			want := g.want("")
+			var dau, up []outRecord
+			for _, rec := range c.ReadAll(t, "dau") {
+				dau = append(dau, outRecord{Record: rec})
+			}
+			for _, rec := range c.ReadAll(t, "dau-upsert") {
+				up = append(up, outRecord{Record: rec})
+			}
+			if len(dau) != len(want) {
+				t.Errorf("%d window records for %d windows", len(dau), len(want))
+			}
+			compareDAU(t, "kafka exactly-once sink", decodeWindows(dau), want)
+			got, dups := finalUpserts(t, up)
+			for _, d := range dups {
+				t.Error(d)
+			}
+			compareDAU(t, "upsert-kafka exactly-once sink", got, want)
+		})
+	}
+}
