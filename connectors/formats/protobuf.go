@@ -675,9 +675,13 @@ func (m *pbMessage) decodeField(f *pbField, i int, typ protowire.Type, b []byte,
 		if f.ts {
 			val, err := decodeTimestamp(f, v)
 			if err != nil {
-				return 0, err
+				return 0, &pbWireError{path: f.path, err: err}
 			}
-			m.store(f, i, st, val)
+			if f.list {
+				st.lists[i] = append(st.lists[i], val)
+			} else {
+				m.store(f, i, st, val)
+			}
 			return n, nil
 		}
 		if f.list {

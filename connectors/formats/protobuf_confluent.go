@@ -176,8 +176,14 @@ type protobufConfluentDecoder struct {
 	cfg    protobufConfig
 	cols   []connectors.ProducedColumn
 	client schemaregistry.Client
-	byID   map[string]*protobufDecoder // by schema id and message indexes
-	bad    map[int]error               // schema ids that cannot be read, and why
+	byID   map[string]*pbWriter // by schema id and message indexes
+}
+
+// pbWriter is the decoder of one writer schema and message, or why there is none: a
+// schema id names one schema forever, so what is wrong with it stays wrong.
+type pbWriter struct {
+	dec *protobufDecoder
+	err error
 }
 
 // NewProtobufConfluentDecoder returns a decoder of records in Confluent's wire format:
@@ -205,7 +211,7 @@ func NewProtobufConfluentDecoder(cols []connectors.ProducedColumn, opts map[stri
 	if err != nil {
 		return nil, err
 	}
-	return &protobufConfluentDecoder{cfg: cfg, cols: cols, client: cl, byID: map[string]*protobufDecoder{}, bad: map[int]error{}}, nil
+	return &protobufConfluentDecoder{cfg: cfg, cols: cols, client: cl, byID: map[string]*pbWriter{}}, nil
 }
 
 func (d *protobufConfluentDecoder) fail(data []byte, err error) error {
@@ -226,20 +232,23 @@ func (d *protobufConfluentDecoder) Decode(data []byte, dst types.Row) error {
 	}
 	// The schema id and the index bytes name the decoder; the lookup does not allocate.
 	key := data[1 : len(data)-len(msg)]
-	dec, ok := d.byID[string(key)]
+	w, ok := d.byID[string(key)]
 	if !ok {
-		if dec, err = d.decoderFor(id, idx); err != nil {
+		dec, err := d.decoderFor(id, idx)
+		if err != nil && errors.Is(err, ErrRegistryUnavailable) {
+			// not remembered: the registry may answer, or have the schema, later
 			return d.fail(data, fmt.Errorf("schema id %d: %w", id, err))
 		}
-		d.byID[string(key)] = dec
+		w = &pbWriter{dec: dec, err: err}
+		d.byID[string(key)] = w
 	}
-	return dec.decodeInto(data, msg, dst)
+	if w.err != nil {
+		return d.fail(data, fmt.Errorf("schema id %d: %w", id, w.err))
+	}
+	return w.dec.decodeInto(data, msg, dst)
 }
 
 func (d *protobufConfluentDecoder) decoderFor(id int, idx []int) (*protobufDecoder, error) {
-	if err, bad := d.bad[id]; bad {
-		return nil, err
-	}
 	info, err := d.client.GetBySubjectAndID("", id)
 	if err != nil {
 		// not cached as bad: the registry may be back, or the schema registered, later
@@ -250,8 +259,7 @@ func (d *protobufConfluentDecoder) decoderFor(id int, idx []int) (*protobufDecod
 		if t == "" {
 			t = "AVRO"
 		}
-		d.bad[id] = fmt.Errorf("the registry's schema is %s, not PROTOBUF", t)
-		return nil, d.bad[id]
+		return nil, fmt.Errorf("the registry's schema is %s, not PROTOBUF", t)
 	}
 	fd, err := compileRegistrySchema(d.client, info)
 	if err != nil {

@@ -44,6 +44,7 @@ var orderSchema = types.Schema{
 	{Name: "urgent", Type: types.TypeBoolean},
 	{Name: "notes", Type: types.Type{Kind: types.Array, Elem: ptr(types.TypeString)}},
 	{Name: "stock", Type: types.Type{Kind: types.Map, Key: ptr(types.TypeBigInt), Elem: ptr(tItem)}},
+	{Name: "events", Type: types.Type{Kind: types.Array, Elem: ptr(types.TimestampType(6))}},
 }
 
 func columnsOf(s types.Schema) []connectors.ProducedColumn {
@@ -102,6 +103,9 @@ func randomOrder(r *rand.Rand, id int64) *pbtest.Order {
 	for i := r.IntN(3); i > 0; i-- {
 		o.Notes = append(o.Notes, strings.Repeat("n", i))
 	}
+	for i := r.IntN(3); i > 0; i-- {
+		o.Events = append(o.Events, &timestamppb.Timestamp{Seconds: r.Int64N(4e9) - 2e9, Nanos: r.Int32N(1e6) * 1000})
+	}
 	if r.IntN(2) == 0 {
 		o.Stock = map[int64]*pbtest.Order_Item{int64(r.IntN(9)) - 4: {Sku: "s", Qty: 2}, 100: {}}
 	}
@@ -120,7 +124,7 @@ func orderRow(o *pbtest.Order) types.Row {
 		types.BigIntValue(o.Id), types.StringValue(o.Customer), null, types.StringValue(o.Status.String()),
 		null, null, null, null, types.BytesValue(o.Payload), null, null, null,
 		types.BigIntValue(int64(o.Small)), types.BigIntValue(o.Delta), types.IntValue(types.Int, int64(int32(o.F32))),
-		types.FloatValue(float64(o.Ratio)), types.BoolValue(o.Urgent), null, null,
+		types.FloatValue(float64(o.Ratio)), types.BoolValue(o.Urgent), null, null, null,
 	}
 	if o.Amount != nil {
 		row[2] = types.DoubleValue(*o.Amount)
@@ -172,6 +176,11 @@ func orderRow(o *pbtest.Order) types.Row {
 		stock = append(stock, types.MapEntry{Key: types.BigIntValue(k), Value: itemRow(o.Stock[k])})
 	}
 	row[18] = types.MapValue(stock)
+	events := []types.Value{}
+	for _, e := range o.Events {
+		events = append(events, types.TimestampValue(e.AsTime().UnixMicro()))
+	}
+	row[19] = types.ArrayValue(events)
 	return row
 }
 

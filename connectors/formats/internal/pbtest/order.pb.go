@@ -90,14 +90,15 @@ type Order struct {
 	//
 	//	*Order_Email
 	//	*Order_Phone
-	Contact       isOrder_Contact       `protobuf_oneof:"contact"`
-	Small         uint32                `protobuf:"varint,13,opt,name=small,proto3" json:"small,omitempty"`
-	Delta         int64                 `protobuf:"zigzag64,14,opt,name=delta,proto3" json:"delta,omitempty"`
-	F32           uint32                `protobuf:"fixed32,15,opt,name=f32,proto3" json:"f32,omitempty"`
-	Ratio         float32               `protobuf:"fixed32,16,opt,name=ratio,proto3" json:"ratio,omitempty"`
-	Urgent        bool                  `protobuf:"varint,17,opt,name=urgent,proto3" json:"urgent,omitempty"`
-	Notes         []string              `protobuf:"bytes,18,rep,name=notes,proto3" json:"notes,omitempty"`
-	Stock         map[int64]*Order_Item `protobuf:"bytes,19,rep,name=stock,proto3" json:"stock,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Contact       isOrder_Contact          `protobuf_oneof:"contact"`
+	Small         uint32                   `protobuf:"varint,13,opt,name=small,proto3" json:"small,omitempty"`
+	Delta         int64                    `protobuf:"zigzag64,14,opt,name=delta,proto3" json:"delta,omitempty"`
+	F32           uint32                   `protobuf:"fixed32,15,opt,name=f32,proto3" json:"f32,omitempty"`
+	Ratio         float32                  `protobuf:"fixed32,16,opt,name=ratio,proto3" json:"ratio,omitempty"`
+	Urgent        bool                     `protobuf:"varint,17,opt,name=urgent,proto3" json:"urgent,omitempty"`
+	Notes         []string                 `protobuf:"bytes,18,rep,name=notes,proto3" json:"notes,omitempty"`
+	Stock         map[int64]*Order_Item    `protobuf:"bytes,19,rep,name=stock,proto3" json:"stock,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Events        []*timestamppb.Timestamp `protobuf:"bytes,20,rep,name=events,proto3" json:"events,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -272,6 +273,13 @@ func (x *Order) GetNotes() []string {
 func (x *Order) GetStock() map[int64]*Order_Item {
 	if x != nil {
 		return x.Stock
+	}
+	return nil
+}
+
+func (x *Order) GetEvents() []*timestamppb.Timestamp {
+	if x != nil {
+		return x.Events
 	}
 	return nil
 }
@@ -554,7 +562,7 @@ var File_order_proto protoreflect.FileDescriptor
 
 const file_order_proto_rawDesc = "" +
 	"\n" +
-	"\vorder.proto\x12\fpipesql.test\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe1\x06\n" +
+	"\vorder.proto\x12\fpipesql.test\x1a\x1fgoogle/protobuf/timestamp.proto\"\x95\a\n" +
 	"\x05Order\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1a\n" +
 	"\bcustomer\x18\x02 \x01(\tR\bcustomer\x12\x1b\n" +
@@ -575,7 +583,8 @@ const file_order_proto_rawDesc = "" +
 	"\x05ratio\x18\x10 \x01(\x02R\x05ratio\x12\x16\n" +
 	"\x06urgent\x18\x11 \x01(\bR\x06urgent\x12\x14\n" +
 	"\x05notes\x18\x12 \x03(\tR\x05notes\x124\n" +
-	"\x05stock\x18\x13 \x03(\v2\x1e.pipesql.test.Order.StockEntryR\x05stock\x1a7\n" +
+	"\x05stock\x18\x13 \x03(\v2\x1e.pipesql.test.Order.StockEntryR\x05stock\x122\n" +
+	"\x06events\x18\x14 \x03(\v2\x1a.google.protobuf.TimestampR\x06events\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1aR\n" +
@@ -644,13 +653,14 @@ var file_order_proto_depIdxs = []int32{
 	2, // 3: pipesql.test.Order.ship_to:type_name -> pipesql.test.Address
 	8, // 4: pipesql.test.Order.created:type_name -> google.protobuf.Timestamp
 	6, // 5: pipesql.test.Order.stock:type_name -> pipesql.test.Order.StockEntry
-	8, // 6: pipesql.test.BenchEvent.ts:type_name -> google.protobuf.Timestamp
-	7, // 7: pipesql.test.Order.StockEntry.value:type_name -> pipesql.test.Order.Item
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	8, // 6: pipesql.test.Order.events:type_name -> google.protobuf.Timestamp
+	8, // 7: pipesql.test.BenchEvent.ts:type_name -> google.protobuf.Timestamp
+	7, // 8: pipesql.test.Order.StockEntry.value:type_name -> pipesql.test.Order.Item
+	9, // [9:9] is the sub-list for method output_type
+	9, // [9:9] is the sub-list for method input_type
+	9, // [9:9] is the sub-list for extension type_name
+	9, // [9:9] is the sub-list for extension extendee
+	0, // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_order_proto_init() }
