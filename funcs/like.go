@@ -156,3 +156,13 @@ func (m *likeMatcher) match(s string) bool {
 		ti, si = starTi+1, starSi
 	}
 }
+
+// MatchLike returns whether a string matches the SQL LIKE pattern (% and _, escaped
+// by a backslash), as SHOW TABLES ... LIKE filters names.
+func MatchLike(pattern string) (func(string) bool, error) {
+	m, err := compileLike(pattern, `\`, true)
+	if err != nil {
+		return nil, err
+	}
+	return m.match, nil
+}

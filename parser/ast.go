@@ -209,13 +209,25 @@ const (
 	ShowJobs
 	ShowCreateTable
 	ShowCreateView
+	ShowColumns
 )
 
 // Show is SHOW TABLES | VIEWS | FUNCTIONS | JOBS | CREATE TABLE name | CREATE VIEW name.
 type Show struct {
 	At   Pos
 	What ShowKind
-	Name ObjectName // SHOW CREATE TABLE/VIEW only
+	Name ObjectName // SHOW CREATE TABLE/VIEW and SHOW COLUMNS only
+	// Like is the [NOT] LIKE | ILIKE 'pattern' of SHOW TABLES, VIEWS, FUNCTIONS and
+	// COLUMNS; nil without one.
+	Like *ShowLike
+}
+
+// ShowLike is the pattern that filters what SHOW lists: SQL LIKE's % and _, matched
+// ignoring case for ILIKE, negated by NOT.
+type ShowLike struct {
+	Pattern    string
+	Not        bool
+	IgnoreCase bool
 }
 
 // Describe is DESCRIBE name or DESC name.

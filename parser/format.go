@@ -141,6 +141,19 @@ func (f *formatter) statement(s Statement) {
 			f.WriteString("CREATE TABLE " + s.Name.String())
 		case ShowCreateView:
 			f.WriteString("CREATE VIEW " + s.Name.String())
+		case ShowColumns:
+			f.WriteString("COLUMNS FROM " + s.Name.String())
+		}
+		if l := s.Like; l != nil {
+			if l.Not {
+				f.WriteString(" NOT")
+			}
+			if l.IgnoreCase {
+				f.WriteString(" ILIKE ")
+			} else {
+				f.WriteString(" LIKE ")
+			}
+			f.WriteString(quoteString(l.Pattern))
 		}
 	case *Describe:
 		f.WriteString("DESCRIBE " + s.Name.String())

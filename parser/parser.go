@@ -657,11 +657,30 @@ func (p *parser) parseShow() (Statement, error) {
 	p.i++
 	switch {
 	case t.is("TABLES"), t.is("VIEWS"), t.is("FUNCTIONS"):
-		if k := p.peek(); k.is("FROM") || k.is("IN") || k.is("LIKE") || k.is("ILIKE") || k.is("NOT") {
-			return nil, unsupportedErr(k.pos, "unsupported: SHOW %s %s (pipesql has one catalog and database; SHOW %s lists everything)", t.val, k.val, t.val)
+		s := &Show{At: at, What: map[string]ShowKind{"TABLES": ShowTables, "VIEWS": ShowViews, "FUNCTIONS": ShowFunctions}[t.val]}
+		if k := p.peek(); (k.is("FROM") || k.is("IN")) && s.What != ShowFunctions {
+			p.i++
+			db, pos, err := p.parseObjectName("database name")
+			if err != nil {
+				return nil, err
+			}
+			// pipesql has one database, named as Flink's default (see planner.DefaultDatabase).
+			if n := db.String(); n != "default_database" && n != "default_catalog.default_database" {
+				return nil, syntaxErr(pos, "unknown database '%s': pipesql has one, default_database", n)
+			}
 		}
-		what := map[string]ShowKind{"TABLES": ShowTables, "VIEWS": ShowViews, "FUNCTIONS": ShowFunctions}[t.val]
-		return &Show{At: at, What: what}, nil
+		return s, p.parseShowLike(s)
+	case t.is("COLUMNS"):
+		if k := p.peek(); !k.is("FROM") && !k.is("IN") {
+			return nil, p.errExpected("FROM", "IN")
+		}
+		p.i++
+		name, _, err := p.parseObjectName("table name")
+		if err != nil {
+			return nil, err
+		}
+		s := &Show{At: at, What: ShowColumns, Name: name}
+		return s, p.parseShowLike(s)
 	case t.is("USER") && p.peek().is("FUNCTIONS"):
 		return nil, unsupportedErr(t.pos, "unsupported: SHOW USER FUNCTIONS")
 	case t.is("JOBS"):
@@ -683,12 +702,33 @@ func (p *parser) parseShow() (Statement, error) {
 			return nil, err
 		}
 		return &Show{At: at, What: what, Name: name}, nil
-	case t.is("CATALOGS"), t.is("DATABASES"), t.is("MODULES"), t.is("COLUMNS"), t.is("PARTITIONS"), t.is("JARS"),
+	case t.is("CATALOGS"), t.is("DATABASES"), t.is("MODULES"), t.is("PARTITIONS"), t.is("JARS"),
 		t.is("CURRENT"), t.is("FULL"), t.is("PROCEDURES"), t.is("MODELS"):
 		return nil, unsupportedErr(t.pos, "SHOW %s is not supported", t.val)
 	}
 	p.i--
-	return nil, p.errExpected("TABLES", "VIEWS", "FUNCTIONS", "JOBS", "CREATE TABLE", "CREATE VIEW")
+	return nil, p.errExpected("TABLES", "VIEWS", "FUNCTIONS", "COLUMNS", "JOBS", "CREATE TABLE", "CREATE VIEW")
+}
+
+// parseShowLike parses the optional [NOT] LIKE | ILIKE 'pattern' of SHOW.
+func (p *parser) parseShowLike(s *Show) error {
+	like := &ShowLike{}
+	if p.peek().is("NOT") && (p.peekAt(1).is("LIKE") || p.peekAt(1).is("ILIKE")) {
+		p.i++
+		like.Not = true
+	}
+	k := p.peek()
+	if !k.is("LIKE") && !k.is("ILIKE") {
+		return nil
+	}
+	p.i++
+	like.IgnoreCase = k.is("ILIKE")
+	var err error
+	if like.Pattern, _, err = p.parseString("pattern string after " + k.val); err != nil {
+		return err
+	}
+	s.Like = like
+	return nil
 }
 
 func (p *parser) parseExplain() (Statement, error) {

@@ -275,7 +275,11 @@ var auditCases = []auditCase{
 // handledOutsidePlanner are the AST fields the planner never sees, and who handles them.
 var handledOutsidePlanner = map[string]string{
 	"Show.What":             "cmd/pipesql (SHOW TABLES, VIEWS, FUNCTIONS, JOBS) and Session.ShowCreate",
-	"Show.Name":             "Session.ShowCreate (SHOW CREATE TABLE/VIEW)",
+	"Show.Name":             "Session.ShowCreate (SHOW CREATE TABLE/VIEW) and Session.Describe (SHOW COLUMNS)",
+	"Show.Like":             "shell.Runner (SHOW TABLES/VIEWS/FUNCTIONS/COLUMNS [NOT] LIKE | ILIKE)",
+	"ShowLike.Pattern":      "shell.Runner (showFilter)",
+	"ShowLike.Not":          "shell.Runner (showFilter)",
+	"ShowLike.IgnoreCase":   "shell.Runner (showFilter)",
 	"Describe.Name":         "Session.Describe",
 	"StopJob.ID":            "the shell's STOP JOB",
 	"StopJob.WithSavepoint": "the shell's STOP JOB ... WITH SAVEPOINT",

@@ -188,14 +188,60 @@ func (r *Runner) Execute(ctx context.Context, stmt parser.Statement) error {
 	return r.sqlErr(parser.Errorf(stmt.Pos(), "unsupported statement %s", parser.Format(stmt)))
 }
 
+// showFilter returns which names a SHOW ... [NOT] LIKE | ILIKE 'pattern' lists.
+func showFilter(l *parser.ShowLike) (func(string) bool, error) {
+	if l == nil {
+		return func(string) bool { return true }, nil
+	}
+	pattern := l.Pattern
+	if l.IgnoreCase {
+		pattern = strings.ToLower(pattern)
+	}
+	match, err := funcs.MatchLike(pattern)
+	if err != nil {
+		return nil, err
+	}
+	return func(name string) bool {
+		if l.IgnoreCase {
+			name = strings.ToLower(name)
+		}
+		return match(name) != l.Not
+	}, nil
+}
+
 func (r *Runner) show(s *parser.Show) error {
+	keep, err := showFilter(s.Like)
+	if err != nil {
+		return r.sqlErr(parser.Errorf(s.At, "%v", err))
+	}
+	names := func(all []string) [][]string {
+		var rows [][]string
+		for _, n := range all {
+			if keep(n) {
+				rows = append(rows, []string{n})
+			}
+		}
+		return rows
+	}
 	switch s.What {
 	case parser.ShowTables:
-		r.printTable([]string{"table name"}, column(r.session.Tables()))
+		r.printTable([]string{"table name"}, names(r.session.Tables()))
 	case parser.ShowViews:
-		r.printTable([]string{"view name"}, column(r.session.Views()))
+		r.printTable([]string{"view name"}, names(r.session.Views()))
 	case parser.ShowFunctions:
-		r.printTable([]string{"function name"}, column(funcs.Names()))
+		r.printTable([]string{"function name"}, names(funcs.Names()))
+	case parser.ShowColumns:
+		rows, err := r.session.Describe(s.Name)
+		if err != nil {
+			return r.sqlErr(err)
+		}
+		var kept [][]string
+		for _, row := range rows {
+			if keep(row[0]) {
+				kept = append(kept, row)
+			}
+		}
+		r.printTable(planner.DescribeHeader, kept)
 	case parser.ShowJobs:
 		r.printTable([]string{"job id", "job name", "status", "start time"}, nil)
 	case parser.ShowCreateTable, parser.ShowCreateView:
@@ -294,14 +340,6 @@ func settingsRows(kv [][2]string) [][]string {
 	rows := make([][]string, len(kv))
 	for i, p := range kv {
 		rows[i] = []string{p[0], p[1]}
-	}
-	return rows
-}
-
-func column(values []string) [][]string {
-	rows := make([][]string, len(values))
-	for i, v := range values {
-		rows[i] = []string{v}
 	}
 	return rows
 }
