@@ -145,7 +145,7 @@ func startCrashRun(t *testing.T, env []string, args ...string) *crashRun {
 				}
 				continue
 			}
-			if strings.HasPrefix(line, kafka.KafkaCommitAnnouncement) {
+			if strings.HasPrefix(line, kafka.CommitAnnouncement) {
 				select {
 				case r.kafkaCommits <- line:
 				default:

@@ -205,7 +205,7 @@ func TestKafkaExactlyOnceCrash(t *testing.T) {
 		rounds = 3 // the fast set: one kill of each kind
 	}
 	f := newEOFixture(t, "SET 'restart-strategy.type' = 'none';")
-	env := []string{engine.CommitDelayEnv + "=300ms", kafka.KafkaCommitDelayEnv + "=300ms"}
+	env := []string{engine.CommitDelayEnv + "=300ms", kafka.CommitDelayEnv + "=300ms"}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 7))

@@ -56,15 +56,15 @@ const (
 	defaultTxnTimeout = 60 * time.Second
 )
 
-// KafkaCommitDelayEnv, set to a duration, makes the exactly-once Kafka sink wait that
+// CommitDelayEnv, set to a duration, makes the exactly-once Kafka sink wait that
 // long before committing the transactions of a completed checkpoint, after writing
-// KafkaCommitAnnouncement and the checkpoint's id on stderr. It is for the crash test,
+// CommitAnnouncement and the checkpoint's id on stderr. It is for the crash test,
 // which kills the process between the checkpoint's completion and the commit; nothing
 // else sets it.
-const KafkaCommitDelayEnv = "PIPESQL_TEST_KAFKA_COMMIT_DELAY"
+const CommitDelayEnv = "PIPESQL_TEST_KAFKA_COMMIT_DELAY"
 
-// KafkaCommitAnnouncement starts the line written before each delayed commit.
-const KafkaCommitAnnouncement = "pipesql-test: committing kafka transactions of checkpoint"
+// CommitAnnouncement starts the line written before each delayed commit.
+const CommitAnnouncement = "pipesql-test: committing kafka transactions of checkpoint"
 
 // txnState is the sink's checkpointed state, JSON behind a version byte.
 type txnState struct {
@@ -106,7 +106,7 @@ type txnPool struct {
 	open      int      // index of the open transaction, -1 for none
 	staged    []stagedTxn
 
-	commitDelay time.Duration // KafkaCommitDelayEnv
+	commitDelay time.Duration // CommitDelayEnv
 
 	committed, aborted atomic.Uint64
 	lingering          uint64 // aborted at start: left open by an earlier process
@@ -366,7 +366,7 @@ func (s *Sink) openTxnPool(ctx context.Context, cfg connectors.SinkConfig) error
 	p.clients = make([]*kgo.Client, n)
 	p.slots = make([]slotState, n)
 	p.coolUntil = make([]uint64, n)
-	if d, err := time.ParseDuration(os.Getenv(KafkaCommitDelayEnv)); err == nil && d > 0 {
+	if d, err := time.ParseDuration(os.Getenv(CommitDelayEnv)); err == nil && d > 0 {
 		p.commitDelay = d
 	}
 	s.tx = p
@@ -625,7 +625,7 @@ func (s *Sink) commitStaged(ctx context.Context, id uint64) error {
 		return nil
 	}
 	if p.commitDelay > 0 {
-		fmt.Fprintf(os.Stderr, "%s %d\n", KafkaCommitAnnouncement, id)
+		fmt.Fprintf(os.Stderr, "%s %d\n", CommitAnnouncement, id)
 		time.Sleep(p.commitDelay)
 	}
 	for len(p.staged) > 0 && p.staged[0].Checkpoint <= id {
