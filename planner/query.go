@@ -312,6 +312,10 @@ func (p *planner) planAggregate(sel *parser.Select, items []selectItem, from *re
 			tvfWin = nil
 		}
 	}
+	if from.changelog != InsertOnly && (ctx.legacy != nil || tvfWin != nil) {
+		// As Flink: a window aggregate fires each window once and cannot take rows back.
+		return nil, errAt(sel.At, ErrUpdatingInput, "unsupported: a window aggregation over an updating input (WindowAggregate doesn't support consuming update and delete changes which is produced by node %s)", updatingNode(from.node))
+	}
 	input := from
 	switch {
 	case ctx.legacy != nil:
@@ -320,10 +324,6 @@ func (p *planner) planAggregate(sel *parser.Select, items []selectItem, from *re
 		if from.tvf == nil || from.tvf.win != tvfWin {
 			return nil, errAt(tvfPos, ErrUnsupported, "unsupported: window aggregation over the window columns of a subquery or view; group by window_start, window_end in the SELECT whose FROM is the TABLE(%s(...)) itself", tvfWin.win.Kind)
 		}
-	if from.changelog != InsertOnly && (ctx.legacy != nil || tvfWin != nil) {
-		// As Flink: a window aggregate fires each window once and cannot take rows back.
-		return nil, errAt(sel.At, ErrUpdatingInput, "unsupported: a window aggregation over an updating input (WindowAggregate doesn't support consuming update and delete changes which is produced by node %s)", updatingNode(from.node))
-	}
 		ctx.window = tvfWin
 		ctx.tvfProps = map[int]winProp{}
 		input = from.tvf.input
