@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	osexec "os/exec"
 	"sort"
 	"strings"
 	"sync"
@@ -196,7 +197,52 @@ func (f *eoFixture) check(t *testing.T, want map[dauKey][2]int64) {
 				t.Errorf("%s: the consumer saw %s at partition %d offset %d, which is not committed there", topic.name, rec.Value, rec.Partition, rec.Offset)
 			}
 		}
+		// A second, independent client: kcat (librdkafka, read_committed) reads the
+		// same committed log.
+		if byKcat, ok := kcatRecords(t, f.c.Bootstrap(), topic.name); ok {
+			if len(byKcat) != len(final) {
+				t.Errorf("%s: kcat reads %d committed records, franz-go %d", topic.name, len(byKcat), len(final))
+			}
+			for k, v := range byKcat {
+				if final[k] != v {
+					t.Errorf("%s: kcat reads %q at partition %d offset %d, franz-go %q", topic.name, v, k[0], k[1], final[k])
+				}
+			}
+		}
 	}
+}
+
+// kcatRecords reads topic from its start to its end with Debian's kcat, isolation
+// read_committed, by partition and offset; ok is false when kcat is not installed
+// (.ci/run installs it).
+func kcatRecords(t *testing.T, bootstrap, topic string) (map[[2]int64]string, bool) {
+	t.Helper()
+	path, err := osexec.LookPath("kcat")
+	if err != nil {
+		t.Logf("kcat is not installed: the committed output is read by franz-go only")
+		return nil, false
+	}
+	cmd := osexec.Command(path, "-C", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e", "-q",
+		"-X", "isolation.level=read_committed", "-f", "%p %o %s\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kcat: %v\n%s", err, out)
+	}
+	recs := map[[2]int64]string{}
+	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		var p, o int64
+		fields := strings.SplitN(line, " ", 3)
+		if len(fields) != 3 {
+			t.Fatalf("kcat line %q", line)
+		}
+		fmt.Sscan(fields[0], &p)
+		fmt.Sscan(fields[1], &o)
+		recs[[2]int64{p, o}] = fields[2]
+	}
+	return recs, true
 }
 
 func TestKafkaExactlyOnceCrash(t *testing.T) {
