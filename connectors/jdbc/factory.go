@@ -28,4 +28,15 @@ func init() {
 		NewSink:   NewSink,
 	})
 	connectors.RegisterLookup("jdbc", NewLookup)
+	connectors.Register(&connectors.Factory{
+		Name:     "postgres-cdc",
+		Options:  cdcOptions,
+		Metadata: cdcMetadata,
+		Validate: func(t connectors.TableInfo) error {
+			_, err := parseCDC(t)
+			return err
+		},
+		Changelog: func(connectors.TableInfo) connectors.ChangelogMode { return connectors.AllChangesMode },
+		NewSource: NewCDCSource,
+	})
 }
