@@ -69,7 +69,7 @@ func TestChangelogNormalizeStopAndResume(t *testing.T) {
 	live := map[int]string{}
 	var lines []string
 	groups := []string{"a", "b", "c", "d"}
-	for i := range 12000 {
+	for i := range 40000 {
 		id := rng.IntN(300)
 		g := groups[rng.IntN(len(groups))]
 		old, had := live[id]
@@ -89,8 +89,8 @@ func TestChangelogNormalizeStopAndResume(t *testing.T) {
 		if rng.IntN(10) == 0 {
 			lines = append(lines, line) // delivered twice
 		}
-		if i%3000 == 2999 {
-			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("p%d.json", i/3000)), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		if i%5000 == 4999 {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("p%d.json", i/5000)), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			lines = nil

@@ -192,6 +192,8 @@ var cdcQueries = [][2]string{
 	{`SELECT n, COUNT(*) AS groups FROM (SELECT g, COUNT(*) AS n FROM t GROUP BY g) GROUP BY n`, ``},
 	{`SELECT COUNT(*) AS n, MIN(g) AS first_g FROM t`, ``},
 	{`SELECT DISTINCT g FROM t`, ``},
+	{`SELECT g, id, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY g ORDER BY v DESC, id) AS rn FROM t WHERE v IS NOT NULL) WHERE rn <= 2`, ``},
+	{`SELECT g, v, r FROM (SELECT g, v, RANK() OVER (PARTITION BY g ORDER BY v) AS r FROM t WHERE v IS NOT NULL) WHERE r <= 3`, ``},
 }
 
 // TestCDCAgainstDuckDB aggregates random CDC histories in every CDC format.
