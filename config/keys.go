@@ -64,7 +64,7 @@ const (
 	localBadger   = "pipesql keeps operator state in memory and checkpoints in Badger under execution.checkpointing.dir"
 	noMiniBatch   = "a batch is what a source read in one poll (see table.exec.mini-batch.enabled)"
 	noEmit        = "windows fire when the watermark passes their end, as Flink does without early or late firing"
-	noLookup      = "pipesql has no lookup joins"
+	noLookup      = "lookup joins look keys up synchronously, one row at a time"
 	oneCheckpoint = "pipesql takes one checkpoint at a time, and an operator with several inputs (a join, a union) always aligns their barriers"
 	noJars        = "pipesql has no user-defined functions or connectors from jars"
 )

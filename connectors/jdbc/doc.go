@@ -1,5 +1,7 @@
-// Package jdbc is Flink's 'jdbc' connector for PostgreSQL, spoken through
-// github.com/jackc/pgx/v5 (pgx's types stay inside this package).
+// Package jdbc holds pipesql's PostgreSQL connectors: Flink's 'jdbc' connector (sink,
+// bounded scan, lookup source) and Flink CDC's 'postgres-cdc' changelog source, spoken
+// through github.com/jackc/pgx/v5 and github.com/jackc/pglogrepl (their types stay
+// inside this package). They share the connection, type mapping and table checks.
 //
 // # Options
 //
@@ -22,6 +24,27 @@
 // reason through connectors.Status (the job shows DEGRADED), and the job goes on when
 // the database is back, without a restart. A statement the database refuses (a value
 // out of range, a constraint) is retried 'sink.max-retries' times, then fails the job.
+//
+// # Scan and lookup
+//
+// A jdbc table read in a query is a bounded scan: one split, or the ranges of
+// 'scan.partition.column' between the bounds, each read through a cursor ('scan.fetch-size'
+// rows a FETCH) ordered by every column it reads, so a checkpoint's (split, rows read)
+// resumes exactly. As the dimension of a lookup join it is a connectors.LookupSource:
+// one query by key per row, through Flink's PARTIAL cache (connectors.LookupCache) when
+// 'lookup.cache' = 'PARTIAL'.
+//
+// # postgres-cdc
+//
+// A fresh start creates the slot with an exported snapshot, reads the table on it in
+// primary-key order (+I), then streams the slot's pgoutput messages from the snapshot's
+// consistent point, one transaction at a time (+I, -U/+U, -D; REPLICA IDENTITY FULL gives
+// the old rows). The checkpoint holds the phase, the end LSN of the last transaction
+// returned and the last snapshot key; the slot's confirmed LSN moves only at
+// CheckpointComplete. A restore in the snapshot reads the keys after the last one from a
+// temporary slot's snapshot and records its LSN per key range (snapRange): a streamed
+// change to a row of such a range that committed before that LSN is in what was read, and
+// is skipped.
 //
 // # Types
 //
