@@ -26,6 +26,10 @@ type FormatFactory struct {
 	NewDecoder func(cols []ProducedColumn, opts map[string]string) (Decoder, error)
 	// NewEncoder returns an encoder of rows of schema.
 	NewEncoder func(schema types.Schema, opts map[string]string) (Encoder, error)
+	// Check, when set, checks at CREATE TABLE what NewDecoder and NewEncoder would find
+	// only when the job starts: that the format can hold the table's physical columns
+	// (protobuf: its message exists and has fields of their types).
+	Check func(schema types.Schema, opts map[string]string) error
 	// Bulk is set for formats that encode whole files (parquet; see BulkFormat), whose
 	// NewDecoder and NewEncoder are nil.
 	Bulk *BulkFormat

@@ -90,6 +90,9 @@ func buildTable(ct *parser.CreateTable, name string) (*Table, error) {
 	if err := checkFormatTypes(ct, vo); err != nil {
 		return nil, err
 	}
+	if err := checkFormatSchema(ct, name, vo, physical); err != nil {
+		return nil, err
+	}
 	if err := t.bindMetadata(); err != nil {
 		return nil, err
 	}

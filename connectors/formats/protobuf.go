@@ -53,6 +53,35 @@ var ProtobufFormat = &connectors.FormatFactory{
 	Options:    protobufOptions,
 	NewDecoder: NewProtobufDecoder,
 	NewEncoder: NewProtobufEncoder,
+	Check:      checkProtobuf,
+}
+
+// checkProtobuf finds the message and maps the table's columns to its fields, as the
+// decoder and encoder will; a file or message that cannot be found is an error of the
+// option naming it.
+func checkProtobuf(schema types.Schema, opts map[string]string) error {
+	cfg, err := readProtobufConfig(opts, true)
+	if err != nil {
+		return err
+	}
+	files, err := cfg.source.load()
+	if err != nil {
+		key, value := ProtobufDescriptorFile, cfg.source.descriptorFile
+		if value == "" {
+			key, value = ProtobufProtoFile, cfg.source.protoFile
+		}
+		return &connectors.OptionError{Key: "protobuf." + key, Value: value, Err: err}
+	}
+	md, err := findMessage(files, cfg.message)
+	if err != nil {
+		return &connectors.OptionError{Key: "protobuf." + ProtobufMessageClassName, Value: cfg.message, Err: err}
+	}
+	fields := make([]types.Field, len(schema))
+	for i, c := range schema {
+		fields[i] = types.Field{Name: c.Name, Type: c.Type}
+	}
+	_, err = buildPBMessage(md, fields, cfg, "")
+	return err
 }
 
 // protobufConfig is the protobuf format's options, read and checked once.

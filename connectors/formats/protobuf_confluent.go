@@ -53,6 +53,21 @@ var ProtobufConfluentFormat = &connectors.FormatFactory{
 	Options:    protobufConfluentOptions,
 	NewDecoder: NewProtobufConfluentDecoder,
 	NewEncoder: NewProtobufConfluentEncoder,
+	Check:      checkProtobufConfluent,
+}
+
+// checkProtobufConfluent checks the registry options and that every column has a
+// protobuf type; the schemas themselves are the registry's, seen when records arrive.
+func checkProtobufConfluent(schema types.Schema, opts map[string]string) error {
+	if _, err := readAvroConfluentConfig(opts, "protobuf-confluent"); err != nil {
+		return err
+	}
+	for _, c := range schema {
+		if err := checkProtoColumnType(c.Type.WithoutTimeAttr()); err != nil {
+			return fmt.Errorf("column %s: %w", c.Name, err)
+		}
+	}
+	return nil
 }
 
 // Confluent's wire format: magic byte 0, then the schema id as a big-endian uint32.

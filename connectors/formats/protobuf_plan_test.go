@@ -15,7 +15,16 @@ import (
 func TestProtobufOptionsAtPlanTime(t *testing.T) {
 	const kafka = `'connector' = 'kafka', 'topic' = 'x', 'properties.bootstrap.servers' = 'b:9092', `
 	cases := []struct{ with, want string }{
-		{kafka + `'format' = 'protobuf', 'protobuf.message-class-name' = 'a.B', 'protobuf.descriptor-file' = 'x.desc'`, ""},
+		{kafka + `'format' = 'protobuf', 'protobuf.message-class-name' = 'com.example.orders.Order', 'protobuf.descriptor-file' = 'testdata/protobuf/order.desc'`, ""},
+		// what the job would find only when it starts
+		{kafka + `'format' = 'protobuf', 'protobuf.message-class-name' = 'a.B', 'protobuf.descriptor-file' = 'x.desc'`,
+			"t.sql:1:177: table 't': option 'protobuf.descriptor-file' = 'x.desc': protobuf message not found: stat x.desc: no such file or directory"},
+		{kafka + `'format' = 'protobuf', 'protobuf.message-class-name' = 'pipesql.test.Ordr', 'protobuf.proto-file' = 'testdata/protobuf/order.proto'`,
+			"option 'protobuf.message-class-name' = 'pipesql.test.Ordr': protobuf message not found: no message 'pipesql.test.Ordr': did you mean 'pipesql.test.Order'?"},
+		{kafka + `'format' = 'protobuf', 'protobuf.message-class-name' = 'pipesql.test.Click', 'protobuf.descriptor-file' = 'testdata/protobuf/order.desc'`,
+			"t.sql:1:115: table 't': format 'protobuf': type not supported by format: column id: protobuf field id is string, read as STRING, not BIGINT"},
+		{kafka + `'format' = 'protobuf', 'protobuf.descriptor-file' = 'testdata/protobuf/order.desc'`,
+			"'protobuf.message-class-name'"},
 		{kafka + `'format' = 'protobuf', 'protobuf.message-class-name' = 'a.B', 'protobuf.descriptor-fil' = 'x.desc'`,
 			"unknown option 'protobuf.descriptor-fil' for format 'protobuf': did you mean 'protobuf.descriptor-file'?"},
 		{kafka + `'format' = 'protobuf-confluent', 'protobuf-confluent.url' = 'http://r:8081'`, ""},
@@ -24,6 +33,7 @@ func TestProtobufOptionsAtPlanTime(t *testing.T) {
 		{kafka + `'format' = 'protobuf-confluent', 'protobuf-confluent.url' = 'http://r:8081', 'protobuf.message-class-name' = 'a.B'`,
 			"option 'protobuf.message-class-name' is for format 'protobuf', but the table's 'format' is 'protobuf-confluent'"},
 		{kafka + `'format' = 'protobf'`, "does not support format 'protobf': did you mean 'protobuf'?"},
+		{kafka + `'format' = 'protobuf-confluent', 'protobuf-confluent.url' = ''`, "option 'protobuf-confluent.url'"},
 		{`'connector' = 'filesystem', 'path' = '/tmp/x', 'format' = 'protobuf'`, "connector 'filesystem' does not support format 'protobuf'"},
 	}
 	for _, c := range cases {

@@ -439,3 +439,38 @@ func TestProtobufConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestProtobufGroups reads and writes proto2 groups (delimited by start and end tags,
+// not by a length) as ROWs.
+func TestProtobufGroups(t *testing.T) {
+	line := types.Type{Kind: types.Struct, Fields: []types.Field{{Name: "text", Type: types.TypeString}}}
+	schema := types.Schema{{Name: "c", Type: types.TypeBigInt}, {Name: "line", Type: types.Type{Kind: types.Array, Elem: ptr(line)}},
+		{Name: "note", Type: types.Type{Kind: types.Struct, Fields: []types.Field{{Name: "n", Type: types.TypeInt}}}}}
+	o := &pbtest.Legacy{C: proto.Int64(1), Line: []*pbtest.Legacy_Line{{Text: proto.String("a")}, {}}, Note: &pbtest.Legacy_Note{N: proto.Int32(5)}}
+	data, _ := proto.Marshal(o)
+	opts := descOpts("pipesql.test2.Legacy")
+	d, err := NewProtobufDecoder(columnsOf(schema), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := make(types.Row, 3)
+	if err := d.Decode(data, row); err != nil {
+		t.Fatal(err)
+	}
+	want := types.Row{types.BigIntValue(1),
+		types.ArrayValue([]types.Value{types.RowValue([]types.Value{types.StringValue("a")}), types.RowValue([]types.Value{types.NullValue})}),
+		types.RowValue([]types.Value{types.IntValue(types.Int, 5)})}
+	checkPBRow(t, "groups", row, want, schema)
+	enc, err := NewProtobufEncoder(schema, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := enc.Encode(nil, row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back pbtest.Legacy
+	if err := proto.Unmarshal(out, &back); err != nil || !proto.Equal(&back, o) {
+		t.Errorf("wrote %v (%v), want %v", &back, err, o)
+	}
+}

@@ -30,6 +30,8 @@ type Legacy struct {
 	C             *int64                 `protobuf:"varint,3,req,name=c" json:"c,omitempty"`
 	Inner         *Legacy_Inner          `protobuf:"bytes,4,opt,name=inner" json:"inner,omitempty"`
 	Nums          []int32                `protobuf:"varint,5,rep,name=nums" json:"nums,omitempty"`
+	Line          []*Legacy_Line         `protobuf:"group,6,rep,name=Line,json=line" json:"line,omitempty"`
+	Note          *Legacy_Note           `protobuf:"group,8,opt,name=Note,json=note" json:"note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -104,6 +106,108 @@ func (x *Legacy) GetNums() []int32 {
 	return nil
 }
 
+func (x *Legacy) GetLine() []*Legacy_Line {
+	if x != nil {
+		return x.Line
+	}
+	return nil
+}
+
+func (x *Legacy) GetNote() *Legacy_Note {
+	if x != nil {
+		return x.Note
+	}
+	return nil
+}
+
+type Legacy_Line struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Text          *string                `protobuf:"bytes,7,opt,name=text" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Legacy_Line) Reset() {
+	*x = Legacy_Line{}
+	mi := &file_legacy_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Legacy_Line) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Legacy_Line) ProtoMessage() {}
+
+func (x *Legacy_Line) ProtoReflect() protoreflect.Message {
+	mi := &file_legacy_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Legacy_Line.ProtoReflect.Descriptor instead.
+func (*Legacy_Line) Descriptor() ([]byte, []int) {
+	return file_legacy_proto_rawDescGZIP(), []int{0, 0}
+}
+
+func (x *Legacy_Line) GetText() string {
+	if x != nil && x.Text != nil {
+		return *x.Text
+	}
+	return ""
+}
+
+type Legacy_Note struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	N             *int32                 `protobuf:"varint,9,opt,name=n" json:"n,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Legacy_Note) Reset() {
+	*x = Legacy_Note{}
+	mi := &file_legacy_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Legacy_Note) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Legacy_Note) ProtoMessage() {}
+
+func (x *Legacy_Note) ProtoReflect() protoreflect.Message {
+	mi := &file_legacy_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Legacy_Note.ProtoReflect.Descriptor instead.
+func (*Legacy_Note) Descriptor() ([]byte, []int) {
+	return file_legacy_proto_rawDescGZIP(), []int{0, 1}
+}
+
+func (x *Legacy_Note) GetN() int32 {
+	if x != nil && x.N != nil {
+		return *x.N
+	}
+	return 0
+}
+
 type Legacy_Inner struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	X             *int32                 `protobuf:"varint,1,opt,name=x,def=7" json:"x,omitempty"`
@@ -118,7 +222,7 @@ const (
 
 func (x *Legacy_Inner) Reset() {
 	*x = Legacy_Inner{}
-	mi := &file_legacy_proto_msgTypes[1]
+	mi := &file_legacy_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -130,7 +234,7 @@ func (x *Legacy_Inner) String() string {
 func (*Legacy_Inner) ProtoMessage() {}
 
 func (x *Legacy_Inner) ProtoReflect() protoreflect.Message {
-	mi := &file_legacy_proto_msgTypes[1]
+	mi := &file_legacy_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -143,7 +247,7 @@ func (x *Legacy_Inner) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Legacy_Inner.ProtoReflect.Descriptor instead.
 func (*Legacy_Inner) Descriptor() ([]byte, []int) {
-	return file_legacy_proto_rawDescGZIP(), []int{0, 0}
+	return file_legacy_proto_rawDescGZIP(), []int{0, 2}
 }
 
 func (x *Legacy_Inner) GetX() int32 {
@@ -157,13 +261,21 @@ var File_legacy_proto protoreflect.FileDescriptor
 
 const file_legacy_proto_rawDesc = "" +
 	"\n" +
-	"\flegacy.proto\x12\rpipesql.test2\"\x97\x01\n" +
+	"\flegacy.proto\x12\rpipesql.test2\"\xa9\x02\n" +
 	"\x06Legacy\x12\x10\n" +
 	"\x01a\x18\x01 \x01(\x05:\x0210R\x01a\x12\f\n" +
 	"\x01b\x18\x02 \x01(\tR\x01b\x12\f\n" +
 	"\x01c\x18\x03 \x02(\x03R\x01c\x121\n" +
 	"\x05inner\x18\x04 \x01(\v2\x1b.pipesql.test2.Legacy.InnerR\x05inner\x12\x12\n" +
-	"\x04nums\x18\x05 \x03(\x05R\x04nums\x1a\x18\n" +
+	"\x04nums\x18\x05 \x03(\x05R\x04nums\x12.\n" +
+	"\x04line\x18\x06 \x03(\n" +
+	"2\x1a.pipesql.test2.Legacy.LineR\x04line\x12.\n" +
+	"\x04note\x18\b \x01(\n" +
+	"2\x1a.pipesql.test2.Legacy.NoteR\x04note\x1a\x1a\n" +
+	"\x04Line\x12\x12\n" +
+	"\x04text\x18\a \x01(\tR\x04text\x1a\x14\n" +
+	"\x04Note\x12\f\n" +
+	"\x01n\x18\t \x01(\x05R\x01n\x1a\x18\n" +
 	"\x05Inner\x12\x0f\n" +
 	"\x01x\x18\x01 \x01(\x05:\x017R\x01xB?Z=github.com/pipesql/pipesql/connectors/formats/internal/pbtest"
 
@@ -179,18 +291,22 @@ func file_legacy_proto_rawDescGZIP() []byte {
 	return file_legacy_proto_rawDescData
 }
 
-var file_legacy_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_legacy_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_legacy_proto_goTypes = []any{
 	(*Legacy)(nil),       // 0: pipesql.test2.Legacy
-	(*Legacy_Inner)(nil), // 1: pipesql.test2.Legacy.Inner
+	(*Legacy_Line)(nil),  // 1: pipesql.test2.Legacy.Line
+	(*Legacy_Note)(nil),  // 2: pipesql.test2.Legacy.Note
+	(*Legacy_Inner)(nil), // 3: pipesql.test2.Legacy.Inner
 }
 var file_legacy_proto_depIdxs = []int32{
-	1, // 0: pipesql.test2.Legacy.inner:type_name -> pipesql.test2.Legacy.Inner
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	3, // 0: pipesql.test2.Legacy.inner:type_name -> pipesql.test2.Legacy.Inner
+	1, // 1: pipesql.test2.Legacy.line:type_name -> pipesql.test2.Legacy.Line
+	2, // 2: pipesql.test2.Legacy.note:type_name -> pipesql.test2.Legacy.Note
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_legacy_proto_init() }
@@ -204,7 +320,7 @@ func file_legacy_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_legacy_proto_rawDesc), len(file_legacy_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
