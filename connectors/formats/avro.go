@@ -65,6 +65,7 @@ func avroColumns(cols []connectors.ProducedColumn) (reader []types.Field, declar
 
 type avroDecoder struct {
 	rec *avroRecordDec
+	r   avroReader // reused: a reader on the stack would escape through the compiled closures
 }
 
 // NewAvroDecoder returns a decoder of records written with the schema derived from the
@@ -107,14 +108,14 @@ func (d *avroDecoder) Decode(data []byte, dst types.Row) error {
 	if len(dst) != d.rec.width {
 		return fmt.Errorf("decode into %d columns, want %d", len(dst), d.rec.width)
 	}
-	return avroDecodeBody(d.rec, data, data, dst, false)
+	return avroDecodeBody(d.rec, &d.r, data, data, dst, false)
 }
 
 // avroDecodeBody decodes one record body into dst; record is the whole record, for the
 // error's snippet.
-func avroDecodeBody(rec *avroRecordDec, body, record []byte, dst types.Row, skipped bool) error {
-	r := avroReader{b: body}
-	if err := rec.read(&r, dst); err != nil {
+func avroDecodeBody(rec *avroRecordDec, r *avroReader, body, record []byte, dst types.Row, skipped bool) error {
+	*r = avroReader{b: body}
+	if err := rec.read(r, dst); err != nil {
 		field := ""
 		var pe *pathError
 		if errors.As(err, &pe) {

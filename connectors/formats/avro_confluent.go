@@ -223,6 +223,7 @@ type avroConfluentDecoder struct {
 	client  schemaregistry.Client
 	reader  []types.Field
 	schemas map[uint32]*avroWriterSchema
+	r       avroReader
 	// compile compiles a writer schema for the reader (avro-confluent: the record;
 	// debezium-avro-confluent: its envelope).
 	compile func(w avro.Schema) (*avroRecordDec, error)
@@ -352,7 +353,7 @@ func (d *avroConfluentDecoder) Decode(data []byte, dst types.Row) error {
 	if err != nil {
 		return err
 	}
-	return avroDecodeBody(rec, data[avroConfluentWireHeader:], data, dst, false)
+	return avroDecodeBody(rec, &d.r, data[avroConfluentWireHeader:], data, dst, false)
 }
 
 type avroConfluentEncoder struct {

@@ -73,7 +73,7 @@ func (d *debeziumAvroDecoder) DecodeChanges(data []byte, rows []types.Row, kinds
 	if err != nil {
 		return rows, kinds, err
 	}
-	if err := avroDecodeBody(rec, data[avroConfluentWireHeader:], data, d.env, false); err != nil {
+	if err := avroDecodeBody(rec, &d.inner.r, data[avroConfluentWireHeader:], data, d.env, false); err != nil {
 		return rows, kinds, err
 	}
 	image := func(field string, v types.Value) (types.Row, error) {
