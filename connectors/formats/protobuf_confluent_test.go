@@ -13,6 +13,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
 	sprotobuf "github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/protobuf"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -264,5 +265,39 @@ func TestProtobufConfluentBadRecords(t *testing.T) {
 	if _, err := NewProtobufConfluentEncoder(types.Schema{{Name: "d", Type: types.TypeDate}}, map[string]string{AvroConfluentURL: reg.URL, AvroConfluentSubject: "s"}); err == nil ||
 		!strings.Contains(err.Error(), "column d: ") {
 		t.Errorf("a DATE column: %v", err)
+	}
+}
+
+// TestProtobufConfluentReferences reads a record whose schema imports another file,
+// registered under its own subject and named by the schema's references; the second
+// message of the file is chosen by the record's message indexes.
+func TestProtobufConfluentReferences(t *testing.T) {
+	reg := registrytest.New(t)
+	if _, err := reg.Register("common/address.proto", "PROTOBUF",
+		"syntax = \"proto3\";\npackage common;\nmessage Address { string city = 1; }\n"); err != nil {
+		t.Fatal(err)
+	}
+	id, err := reg.Register("shipments-value", "PROTOBUF",
+		"syntax = \"proto3\";\nimport \"common/address.proto\";\nmessage Other { bool b = 1; }\nmessage Shipment { int64 id = 1; common.Address to = 2; }\n",
+		registrytest.Reference{Name: "common/address.proto", Subject: "common/address.proto", Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "Ede")
+	body := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 5)
+	body = protowire.AppendBytes(protowire.AppendTag(body, 2, protowire.BytesType), addr)
+	record := append([]byte{0, 0, 0, 0, byte(id), 2, 2}, body...) // indexes [1]: count 1, index 1 (zig-zag)
+	dec, err := NewProtobufConfluentDecoder(columnsOf(types.Schema{{Name: "id", Type: types.TypeBigInt},
+		{Name: "to", Type: types.Type{Kind: types.Struct, Fields: []types.Field{{Name: "city", Type: types.TypeString}}}}}),
+		map[string]string{AvroConfluentURL: reg.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := make(types.Row, 2)
+	if err := dec.Decode(record, row); err != nil {
+		t.Fatal(err)
+	}
+	if row[0].Int() != 5 || row[1].Elems()[0].Str() != "Ede" {
+		t.Errorf("read %v", row)
 	}
 }
