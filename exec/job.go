@@ -306,6 +306,8 @@ func (pc *pipelineCompiler) node(n planner.Node, isRoot bool) (connect func(to, 
 		updating = updating || x.Changelog() == planner.Updating
 	case *planner.Join:
 		updating = updating || x.Type != planner.InnerJoin
+	case *planner.SemiJoin:
+		updating = updating || x.Anti
 	}
 	return func(to, port int) { spec.to, spec.port = to, port }, updating, nil
 }
@@ -467,6 +469,21 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		}
 		return &opSpec{name: "interval join", stateDesc: describeIntervalJoin(n), build: func(rt *runEnv, _ *opMetrics) (operator, error) {
 			return newIntervalJoinOp(cfg, rt.clock), nil
+		}}, nil
+	case *planner.SemiJoin:
+		if updating {
+			return nil, fmt.Errorf("%w: semi join over an updating input", ErrUnsupportedPlan)
+		}
+		cfg, err := compileSemiJoin(n, c.env)
+		if err != nil {
+			return nil, err
+		}
+		name := "semi join"
+		if n.Anti {
+			name = "anti join"
+		}
+		return &opSpec{name: name, stateDesc: describeSemiJoin(n), build: func(rt *runEnv, _ *opMetrics) (operator, error) {
+			return newSemiJoinOp(cfg, n.Anti), nil
 		}}, nil
 	case *planner.Union:
 		for _, in := range n.Inputs {

@@ -404,6 +404,8 @@ func describeState(b *strings.Builder, n Node) {
 		b.WriteByte('\n')
 	case *IntervalJoin:
 		describeIntervalJoin(b, x) // interval_join.go
+	case *SemiJoin:
+		describeSemiJoin(b, x) // semi_join.go
 	case *Union:
 		fmt.Fprintf(b, "union %d\n", len(x.Inputs))
 	case *ChangelogNormalize:
@@ -477,6 +479,8 @@ func lineage(n Node, col int) string {
 		if w := len(x.Left.Schema()); col >= w {
 			return lineage(x.Right, col-w)
 		}
+		return lineage(x.Left, col)
+	case *SemiJoin:
 		return lineage(x.Left, col)
 	case *Union:
 		parts := make([]string, len(x.Inputs))

@@ -21,9 +21,11 @@ import (
 // UNION ALL of any number of queries is one Union node over inputs cast to the common
 // type of each column (Flink's least restrictive type); UNION is SELECT DISTINCT over it.
 //
-// The other multi-input forms are refused with their position: joins without an
-// equality (CROSS JOIN, a FROM list), interval joins (conditions over both sides' time
-// attributes), window joins (over window table functions), joins of updating inputs.
+// A condition over both sides' time attributes makes an interval join (interval_join.go);
+// IN (SELECT ...) and [NOT] EXISTS in WHERE make semi and anti joins (semi_join.go). The
+// other multi-input forms are refused with their position: joins without an equality
+// (CROSS JOIN, a FROM list), window joins (over window table functions), joins of
+// updating inputs.
 
 func (p *planner) planJoin(x *parser.Join, env *cteEnv) (*relation, error) {
 	var typ JoinType

@@ -184,6 +184,9 @@ func (p *planner) planSelect(sel *parser.Select, env *cteEnv) (*relation, error)
 		}
 		from = r
 	}
+	if from, whereAST, err = p.planSubqueryFilters(from, whereAST, env); err != nil { // semi_join.go
+		return nil, err
+	}
 	var where Expr
 	if whereAST != nil {
 		w, err := (&binder{scope: from.scope, clause: "WHERE"}).bind(whereAST)
