@@ -541,13 +541,35 @@ func compileAvroNumber(w avro.Schema, lt avro.LogicalType, t types.Type) (avroDe
 		if w.Type() == avro.Int {
 			return conv(func(n int64) types.Value { return types.TimeValue(n * 1000) }), nil
 		}
+		if w.Type() == avro.Long && avroConnectName(w) == "io.debezium.time.MicroTime" {
+			return conv(types.TimeValue), nil
+		}
 	case types.Timestamp, types.TimestampLTZ:
 		if w.Type() == avro.Long {
-			// no logical type: milliseconds, as Flink's converter reads a long
+			// No logical type: milliseconds, as Flink's converter reads a long, unless
+			// Kafka Connect's name says otherwise (Debezium's MicroTimestamp, with
+			// time.precision.mode adaptive, the default).
+			switch avroConnectName(w) {
+			case "io.debezium.time.MicroTimestamp":
+				return conv(avroTimestamp(t, 1)), nil
+			case "io.debezium.time.NanoTimestamp":
+				return conv(func(n int64) types.Value { return avroTimestamp(t, 1)(avroFloorDiv(n, 1000)) }), nil
+			}
 			return conv(avroTimestamp(t, 1000)), nil
 		}
 	}
 	return nil, cannotRead(w, t)
+}
+
+// avroConnectName is the "connect.name" property Kafka Connect's AvroConverter gives a
+// schema of a logical type of its own ("" when none).
+func avroConnectName(w avro.Schema) string {
+	p, ok := w.(interface{ Prop(string) any })
+	if !ok {
+		return ""
+	}
+	name, _ := p.Prop("connect.name").(string)
+	return name
 }
 
 func avroTimestamp(t types.Type, scale int64) func(int64) types.Value {

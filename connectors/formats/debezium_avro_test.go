@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hamba/avro/v2"
+
 	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/internal/registrytest"
 	"github.com/pipesql/pipesql/types"
@@ -170,4 +172,36 @@ func TestDebeziumAvroConfluent(t *testing.T) {
 	if _, _, err := fcd.DecodeChanges(p, nil, nil); err == nil || !strings.Contains(err.Error(), "not a Debezium change event") {
 		t.Errorf("a record without an envelope: %v", err)
 	}
+}
+
+// TestAvroConnectTimeNames: Kafka Connect's Debezium time types carry no Avro logical
+// type, only a connect.name; MicroTimestamp and NanoTimestamp are not milliseconds.
+func TestAvroConnectTimeNames(t *testing.T) {
+	w, err := parseAvroSchema(`{"type":"record","name":"Value","fields":[
+		{"name":"ms","type":{"type":"long","connect.version":1,"connect.name":"io.debezium.time.Timestamp"}},
+		{"name":"us","type":{"type":"long","connect.version":1,"connect.name":"io.debezium.time.MicroTimestamp"}},
+		{"name":"ns","type":{"type":"long","connect.version":1,"connect.name":"io.debezium.time.NanoTimestamp"}},
+		{"name":"tm","type":{"type":"long","connect.version":1,"connect.name":"io.debezium.time.MicroTime"}}]}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := int64(1710506096789123) // 2024-03-15 12:34:56.789123
+	data, err := avro.Marshal(w, map[string]any{"ms": us / 1000, "us": us, "ns": us*1000 + 456, "tm": int64(45296789123)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := compileAvroRecord(w, []types.Field{
+		{Name: "ms", Type: types.TimestampType(3)}, {Name: "us", Type: types.TimestampType(6)},
+		{Name: "ns", Type: types.TimestampType(6)}, {Name: "tm", Type: types.Type{Kind: types.Time, Prec: 6}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := make(types.Row, 4)
+	var r avroReader
+	if err := avroDecodeBody(rec, &r, data, data, row, false); err != nil {
+		t.Fatal(err)
+	}
+	checkAvroRow(t, "debezium times", row, types.Row{types.TimestampValue(us - 123), types.TimestampValue(us),
+		types.TimestampValue(us), types.TimeValue(45296789123)})
 }
