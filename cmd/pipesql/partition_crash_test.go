@@ -17,8 +17,8 @@ import (
 
 // TestPartitionedParquetCrashRecovery runs a checkpointed job that writes JSON events
 // into a parquet table PARTITIONED BY (dt, hr) with the partition-time commit trigger
-// (delay 1 h, success files), kills it with SIGKILL several times and restarts it from
-// its checkpoints. After every kill, each partition that has its _SUCCESS file already
+// (delay 1 h, success files), kills it with SIGKILL several times (half of them inside
+// a checkpoint's commit) and restarts it from its checkpoints. After every kill, each partition that has its _SUCCESS file already
 // holds all of its rows (the watermark passed it before it was committed); at the end
 // every partition is committed and DuckDB, reading the parquet files, finds every event
 // exactly once.
@@ -100,7 +100,12 @@ INSERT INTO hourly SELECT id, ts, DATE_FORMAT(ts, 'yyyy-MM-dd'), DATE_FORMAT(ts,
 		return committed
 	}
 	env := []string{engine.CommitDelayEnv + "=30ms"}
-	killed, _ := crashRounds(t, env, job, rounds, func(int) killPlan {
+	// odd rounds kill inside a checkpoint's commit (its state written, its completion
+	// not), even ones at a random moment after one
+	killed, inCommit := crashRounds(t, env, job, rounds, func(round int) killPlan {
+		if round%2 == 1 {
+			return killPlan{commits: 1 + rng.IntN(2), inCommit: true}
+		}
 		return killPlan{commits: 1 + rng.IntN(2), delay: time.Duration(rng.IntN(150)) * time.Millisecond}
 	}, func(int) string { return fmt.Sprintf("%d partitions committed", checkCommitted()) })
 	r := startCrashRun(t, env, "run", job)
@@ -108,8 +113,8 @@ INSERT INTO hourly SELECT id, ts, DATE_FORMAT(ts, 'yyyy-MM-dd'), DATE_FORMAT(ts,
 	if code := r.exitCode(); code != 0 {
 		t.Fatalf("final run: exit %d\nstderr: %s", code, r.stderr.String())
 	}
-	t.Logf("%d kills, then a run to the end", killed)
-	if killed < minKills {
+	t.Logf("%d kills (%d inside a commit), then a run to the end", killed, inCommit)
+	if killed < minKills || inCommit < minKills/2 {
 		t.Fatalf("only %d kills happened before the job finished: the input is too small to test recovery", killed)
 	}
 	if c := checkCommitted(); c != len(perHour) {
