@@ -566,11 +566,17 @@ func (l *lowering) comparison(e *sqlparser.ComparisonExpr) (Expr, int, error) {
 		}
 		return in, xs, nil
 	case sqlparser.LikeStr, sqlparser.NotLikeStr:
-		pat, _, err := l.convExpr(e.Right)
+		pat, ps, err := l.convExpr(e.Right)
 		if err != nil {
 			return nil, 0, err
 		}
 		like := &LikeExpr{At: l.posOf(xs), X: x, Not: e.Operator == sqlparser.NotLikeStr, Pattern: pat}
+		// The emitted LIKE is the token just before the pattern; SIMILAR TO emits it too.
+		if ps >= 1 {
+			if src := l.toks[ps-1].src; src >= 0 && src < len(l.p.toks) && l.p.toks[src].is("SIMILAR") {
+				like.Similar = true
+			}
+		}
 		if e.Escape != nil {
 			if like.Escape, _, err = l.convExpr(e.Escape); err != nil {
 				return nil, 0, err

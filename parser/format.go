@@ -734,7 +734,11 @@ func (f *formatter) expr(e Expr) {
 		if e.Not {
 			f.WriteString(" NOT")
 		}
-		f.WriteString(" LIKE ")
+		if e.Similar {
+			f.WriteString(" SIMILAR TO ")
+		} else {
+			f.WriteString(" LIKE ")
+		}
 		f.operand(e.Pattern, precCompare)
 		if e.Escape != nil {
 			f.WriteString(" ESCAPE ")

@@ -445,6 +445,11 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 		return i + 1, l.emitSelect(i, hi)
 	case (w == "LEFT" || w == "RIGHT") && isCall:
 		return l.emitNameOrCall(i, hi, level)
+	case w == "SIMILAR" && nt.is("TO"):
+		// x [NOT] SIMILAR TO p [ESCAPE e]: emitted as LIKE, whose precedence and ESCAPE
+		// it shares; convert tells the two apart by the source token.
+		l.emit("LIKE", i)
+		return i + 2, nil
 	case w == "IS" && distinctFrom(l, i, hi) > 0:
 		// x IS [NOT] DISTINCT FROM y: MySQL's null-safe <=> has the precedence of a
 		// comparison; convert tells the two forms apart by the source tokens.

@@ -112,8 +112,11 @@ func (b *binder) bind(e parser.Expr) (Expr, error) {
 			return nil, err
 		}
 		op := "LIKE"
+		if x.Similar {
+			op = "SIMILAR TO"
+		}
 		if x.Not {
-			op = "NOT LIKE"
+			op = "NOT " + op
 		}
 		return callOp(x.At, op, bound...)
 	case *parser.IsExpr:

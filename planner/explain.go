@@ -70,7 +70,7 @@ func formatExpr(e Expr, col func(*ColumnRef) string) string {
 		switch {
 		case len(args) == 2 && isInfix(x.Func):
 			return "(" + args[0] + " " + x.Func + " " + args[1] + ")"
-		case len(args) == 3 && (x.Func == "LIKE" || x.Func == "NOT LIKE"):
+		case len(args) == 3 && (x.Func == "LIKE" || x.Func == "NOT LIKE" || x.Func == "SIMILAR TO" || x.Func == "NOT SIMILAR TO"):
 			return "(" + args[0] + " " + x.Func + " " + args[1] + " ESCAPE " + args[2] + ")"
 		case len(args) == 3 && (x.Func == "BETWEEN" || x.Func == "NOT BETWEEN"):
 			return "(" + args[0] + " " + x.Func + " " + args[1] + " AND " + args[2] + ")"

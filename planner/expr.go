@@ -124,7 +124,8 @@ func (e *Call) String() string {
 
 func isInfix(f string) bool {
 	switch f {
-	case "+", "-", "*", "/", "%", "||", "=", "<>", "<", "<=", ">", ">=", "AND", "OR", "LIKE", "NOT LIKE":
+	case "+", "-", "*", "/", "%", "||", "=", "<>", "<", "<=", ">", ">=", "AND", "OR", "LIKE", "NOT LIKE",
+		"SIMILAR TO", "NOT SIMILAR TO":
 		return true
 	}
 	return false

@@ -16,10 +16,8 @@ func init() {
 			return ValidateWrite(t, settings, false)
 		},
 		SplitNoun: "partitions",
-		// debezium-json's source.timestamp is read as 'value.source.timestamp'.
-		FormatMetadataPrefix: valueMetaPrefix,
-		NewSource:            NewSource,
-		NewSink:              NewSink,
+		NewSource: NewSource,
+		NewSink:   NewSink,
 	})
 	connectors.Register(&connectors.Factory{
 		Name:     "upsert-kafka",
