@@ -427,7 +427,7 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		if updating {
 			return nil, fmt.Errorf("%w: window aggregate over an updating input", ErrUnsupportedPlan)
 		}
-		if n.Window.Kind == planner.Session {
+		if n.Window.Kind == planner.SessionWindow {
 			return compileSessionAgg(n) // session_window.go
 		}
 		cfg, err := compileWindowAgg(n)

@@ -375,8 +375,10 @@ type WindowTVF struct {
 	Func    string    // TUMBLE, HOP, CUMULATE (SESSION is parsed and rejected by the planner)
 	Input   TableExpr // TABLE t (a *TableName), or a subquery
 	TimeCol string    // DESCRIPTOR(col)
-	Args    []Expr    // the interval arguments in positional order
-	Alias   string
+	// PartitionBy are the columns of SESSION(TABLE t PARTITION BY a, b, ...).
+	PartitionBy []string
+	Args        []Expr // the interval arguments in positional order
+	Alias       string
 }
 
 // Unnest is UNNEST(collection) [WITH ORDINALITY] [[AS] alias [(columns)]] in FROM, a
@@ -546,14 +548,13 @@ type InExpr struct {
 	Subquery *Query
 }
 
-// LikeExpr is x [NOT] LIKE pattern [ESCAPE esc] or x [NOT] SIMILAR TO pattern [ESCAPE esc].
+// LikeExpr is x [NOT] LIKE pattern [ESCAPE esc] (SIMILAR TO is not supported).
 type LikeExpr struct {
 	At      Pos
 	X       Expr
 	Not     bool
 	Pattern Expr
 	Escape  Expr // nil when absent
-	Similar bool // x [NOT] SIMILAR TO pattern
 }
 
 // IsExpr is x IS [NOT] NULL | TRUE | FALSE.

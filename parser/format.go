@@ -493,6 +493,17 @@ func (f *formatter) table(t TableExpr) {
 		case *TableName:
 			f.WriteString("TABLE " + in.Name.String())
 			f.hint(in.Options)
+			if len(t.PartitionBy) > 0 {
+				quoted := make([]string, len(t.PartitionBy))
+				for i, c := range t.PartitionBy {
+					quoted[i] = QuoteIdent(c)
+				}
+				if len(quoted) == 1 {
+					f.WriteString(" PARTITION BY " + quoted[0])
+				} else {
+					f.WriteString(" PARTITION BY (" + strings.Join(quoted, ", ") + ")")
+				}
+			}
 		case *SubqueryTable:
 			f.WriteString("(")
 			f.query(in.Query)

@@ -1249,9 +1249,9 @@ func (l *lowering) emitWindowTVF(i, hi int) (int, error) {
 	spec, ok := windowParams[f.val]
 	if f.kind != tokWord || !ok || !l.tok(i+3, m).isOp("(") {
 		if f.kind == tokWord && !ok && l.tok(i+3, m).isOp("(") {
-			return 0, unsupportedErr(f.pos, "table function %s is not supported: expected TUMBLE, HOP or CUMULATE", f.text)
+			return 0, unsupportedErr(f.pos, "table function %s is not supported: expected TUMBLE, HOP, CUMULATE or SESSION", f.text)
 		}
-		return 0, p.errExpectedAt(f, "TUMBLE", "HOP", "CUMULATE")
+		return 0, p.errExpectedAt(f, "TUMBLE", "HOP", "CUMULATE", "SESSION")
 	}
 	fm, err := l.group(i+3, m)
 	if err != nil {
@@ -1321,7 +1321,7 @@ func (l *lowering) emitWindowTVF(i, hi int) (int, error) {
 		}
 	}
 	tvf := &WindowTVF{At: p.toks[i].pos, Func: f.val}
-	if tvf.Input, err = p.parseTVFTable(ordered[0], f.val); err != nil {
+	if tvf.Input, tvf.PartitionBy, err = p.parseTVFTable(ordered[0], f.val); err != nil {
 		return 0, err
 	}
 	if tvf.TimeCol, err = p.parseDescriptor(ordered[1], f.val); err != nil {
@@ -1341,8 +1341,9 @@ func (l *lowering) emitWindowTVF(i, hi int) (int, error) {
 	return m + 1, nil
 }
 
-// parseTVFTable parses the DATA argument: TABLE name or (query).
-func (p *parser) parseTVFTable(a *tvfArg, fn string) (TableExpr, error) {
+// parseTVFTable parses the DATA argument: TABLE name [PARTITION BY col, ...] (SESSION
+// only) or (query).
+func (p *parser) parseTVFTable(a *tvfArg, fn string) (TableExpr, []string, error) {
 	t := p.toks[a.lo]
 	switch {
 	case t.is("TABLE"):
@@ -1351,27 +1352,51 @@ func (p *parser) parseTVFTable(a *tvfArg, fn string) (TableExpr, error) {
 		p.i, p.hi = a.lo+1, a.hi
 		name, pos, err := p.parseObjectName("table name")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts, err := p.parseTableHints()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		var part []string
 		if p.peek().is("PARTITION") {
-			return nil, unsupportedErr(p.peek().pos, "PARTITION BY in window table functions is not supported")
+			if fn != "SESSION" {
+				return nil, nil, unsupportedErr(p.peek().pos, "PARTITION BY in window table functions is only for SESSION")
+			}
+			p.i++
+			if _, err := p.expect("BY"); err != nil {
+				return nil, nil, err
+			}
+			// PARTITION BY k, or PARTITION BY (k1, k2) for several.
+			paren := p.acceptOp("(")
+			for {
+				c, _, err := p.parseIdent("partition column name")
+				if err != nil {
+					return nil, nil, err
+				}
+				part = append(part, c)
+				if !paren || !p.acceptOp(",") {
+					break
+				}
+			}
+			if paren {
+				if _, err := p.expectOp(")"); err != nil {
+					return nil, nil, err
+				}
+			}
 		}
 		if p.i < a.hi {
-			return nil, p.errExpected("','", "')'")
+			return nil, nil, p.errExpected("','", "')'")
 		}
-		return &TableName{At: pos, Name: name, Options: opts}, nil
+		return &TableName{At: pos, Name: name, Options: opts}, part, nil
 	case t.isOp("(") && p.match[a.lo] == a.hi-1:
 		q, err := p.lowerQuery(a.lo+1, a.hi-1, []string{"')'"})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return &SubqueryTable{At: t.pos, Query: q}, nil
+		return &SubqueryTable{At: t.pos, Query: q}, nil, nil
 	}
-	return nil, p.errExpectedAt(t, fmt.Sprintf("TABLE name or (query) as the DATA argument of %s", fn))
+	return nil, nil, p.errExpectedAt(t, fmt.Sprintf("TABLE name or (query) as the DATA argument of %s", fn))
 }
 
 // parseDescriptor parses the TIMECOL argument: DESCRIPTOR(col).

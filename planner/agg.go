@@ -18,6 +18,8 @@ type windowInfo struct {
 	// TUMBLE_START(ts, size) must repeat.
 	legacyArgs []string
 	legacyText string
+	// partition are the columns of SESSION(TABLE t PARTITION BY ...), nil otherwise.
+	partition []int
 }
 
 // windowColumns are the columns a window adds: window_start and window_end as TIMESTAMP(3),
@@ -287,9 +289,6 @@ func stateKind(fn AggFunc, distinct bool, t types.Type) StateKind {
 func (a *aggContext) legacyProperty(c *parser.FuncCall, name string) (Expr, error) {
 	w := a.legacy
 	kind, prop, _ := strings.Cut(name, "_")
-	if kind == "SESSION" {
-		return nil, errAt(c.At, ErrUnsupported, "unsupported: SESSION windows")
-	}
 	if kind != w.win.Kind.String() {
 		return nil, errAt(c.At, ErrTypeMismatch, "%s does not match the group window %s", name, w.legacyText)
 	}

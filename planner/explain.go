@@ -225,7 +225,11 @@ func explainWindow(w Window, in types.Schema) string {
 	case Cumulate:
 		parts = append(parts, "step=["+formatDuration(w.Slide)+"]")
 	}
-	parts = append(parts, "size=["+formatDuration(w.Size)+"]")
+	if w.Kind == SessionWindow {
+		parts = append(parts, "gap=["+formatDuration(w.Size)+"]")
+	} else {
+		parts = append(parts, "size=["+formatDuration(w.Size)+"]")
+	}
 	if w.Offset != 0 {
 		parts = append(parts, "offset=["+formatDuration(w.Offset)+"]")
 	}

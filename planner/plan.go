@@ -87,9 +87,10 @@ const (
 	Tumble WindowKind = iota
 	Hop
 	Cumulate
+	SessionWindow // Size is the gap (session_window.go)
 )
 
-func (k WindowKind) String() string { return [...]string{"TUMBLE", "HOP", "CUMULATE"}[k] }
+func (k WindowKind) String() string { return [...]string{"TUMBLE", "HOP", "CUMULATE", "SESSION"}[k] }
 
 // Window describes a time window over the event-time column TimeCol of the input.
 // Windows are aligned to the epoch in table.local-time-zone, shifted by Offset, so that a

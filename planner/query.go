@@ -338,6 +338,9 @@ func (p *planner) planAggregate(sel *parser.Select, items []selectItem, from *re
 		}
 		ctx.addKey(g.expr)
 	}
+	if err := checkSessionKeys(sel, ctx); err != nil { // session_window.go
+		return nil, err
+	}
 
 	// The select list and HAVING, with aggregates collected.
 	b := &binder{scope: from.scope, agg: ctx, clause: "SELECT"}
@@ -502,7 +505,10 @@ func (p *planner) legacyWindow(fc *parser.FuncCall, s *scope) (*windowInfo, erro
 	var kind WindowKind
 	switch name {
 	case "SESSION":
-		return nil, errAt(fc.At, ErrUnsupported, "unsupported: SESSION windows")
+		kind = SessionWindow
+		if len(fc.Args) != 2 {
+			return nil, errAt(fc.At, ErrTypeMismatch, "SESSION takes 2 arguments in GROUP BY: SESSION(time_attr, gap), got %d", len(fc.Args))
+		}
 	case "CUMULATE":
 		return nil, errAt(fc.At, ErrUnsupported, "CUMULATE is only available as a window table function: FROM TABLE(CUMULATE(TABLE t, DESCRIPTOR(ts), step, size))")
 	case "TUMBLE":
@@ -540,7 +546,7 @@ func (p *planner) legacyWindow(fc *parser.FuncCall, s *scope) (*windowInfo, erro
 		durs = append(durs, d)
 		w.legacyArgs = append(w.legacyArgs, lit.String())
 	}
-	if kind == Tumble {
+	if kind == Tumble || kind == SessionWindow {
 		w.win.Size, w.win.Slide = durs[0], durs[0]
 	} else {
 		w.win.Slide, w.win.Size = durs[0], durs[1]
@@ -719,9 +725,12 @@ func (p *planner) planWindowTVF(w *parser.WindowTVF, env *cteEnv) (*relation, er
 	case "CUMULATE":
 		kind, nargs = Cumulate, 2
 	case "SESSION":
-		return nil, errAt(w.At, ErrUnsupported, "unsupported: SESSION windows")
+		kind, nargs = SessionWindow, 1
 	default:
 		return nil, errAt(w.At, ErrUnsupported, "unsupported: window table function %s", fn)
+	}
+	if kind != SessionWindow && len(w.PartitionBy) > 0 {
+		return nil, errAt(w.At, ErrUnsupported, "unsupported: PARTITION BY in %s: only SESSION takes it", fn)
 	}
 	in, err := p.planFrom(w.Input, env)
 	if err != nil {
@@ -751,7 +760,10 @@ func (p *planner) planWindowTVF(w *parser.WindowTVF, env *cteEnv) (*relation, er
 		durs = append(durs, d)
 	}
 	win := Window{Kind: kind, TimeCol: idx, ProcTime: tc.t.TimeAttr == types.ProcTime, Location: p.loc}
-	if kind == Tumble {
+	if kind == SessionWindow && len(durs) > 1 {
+		return nil, errAt(w.Args[1].Pos(), ErrTypeMismatch, "SESSION takes one interval argument, the gap: SESSION(TABLE t [PARTITION BY k], DESCRIPTOR(ts), gap)")
+	}
+	if kind == Tumble || kind == SessionWindow {
 		win.Size, win.Slide = durs[0], durs[0]
 	} else {
 		win.Slide, win.Size = durs[0], durs[1]
@@ -763,6 +775,9 @@ func (p *planner) planWindowTVF(w *parser.WindowTVF, env *cteEnv) (*relation, er
 		return nil, err
 	}
 	info := &windowInfo{win: win, timeName: tc.name, timeType: tc.t}
+	if info.partition, err = sessionPartition(w, in.scope); err != nil { // session_window.go
+		return nil, err
+	}
 	quals := in.scope.quals()
 	if w.Alias != "" {
 		quals = []string{w.Alias}
