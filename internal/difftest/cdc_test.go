@@ -189,7 +189,7 @@ var cdcQueries = [][2]string{
 	{`SELECT g, COUNT(v) AS n, AVG(v) AS a, COUNT(DISTINCT v) AS d FROM t GROUP BY g`,
 		`SELECT g, COUNT(v) AS n, CAST(TRUNC(AVG(v)) AS INTEGER) AS a, COUNT(DISTINCT v) AS d FROM t GROUP BY g`},
 	{`SELECT g, MAX(v) AS mx, SUM(DISTINCT v) AS sd FROM t WHERE v > 3 GROUP BY g HAVING COUNT(*) > 1`, ``},
-	{`SELECT n, COUNT(*) AS groups FROM (SELECT g, COUNT(*) AS n FROM t GROUP BY g) GROUP BY n`, ``},
+	{`SELECT n, COUNT(*) AS n_groups FROM (SELECT g, COUNT(*) AS n FROM t GROUP BY g) GROUP BY n`, ``},
 	{`SELECT COUNT(*) AS n, MIN(g) AS first_g FROM t`, ``},
 	{`SELECT DISTINCT g FROM t`, ``},
 	{`SELECT g, id, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY g ORDER BY v DESC, id) AS rn FROM t WHERE v IS NOT NULL) WHERE rn <= 2`, ``},
