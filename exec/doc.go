@@ -47,6 +47,16 @@
 // for the state maps; aggregate state lives in exec/agg buffers. A non-windowed GROUP BY
 // emits an updating changelog: +I for a new group, -U/+U when its result changes.
 //
+// # Changelog input
+//
+// Rows carry their kind (+I, -U, +U, -D) from the source on: a connector's SourceBatch
+// has them (upsert-kafka, the CDC formats), the source task's Calc and watermark stages
+// keep them with their rows. ChangelogNormalize (normalize.go) keeps the last row per
+// key of an upsert stream and emits the retracting changelog the operators above expect.
+// A GroupAggregate over updating input (group_retract.go) adds +I/+U rows and takes back
+// -U/-D rows (agg.NewRetracting's buffers) and counts each group's rows, deleting the
+// group (-D) when the count reaches zero.
+//
 // # Top-N and deduplication
 //
 // The rank operator (rank.go) runs Rank and Deduplicate: per partition key the rows in

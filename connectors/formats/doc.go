@@ -29,6 +29,15 @@
 // this for any format. A record is one line: quoted values may hold delimiters and
 // doubled quotes, but not line breaks.
 //
+// # CDC formats
+//
+// debezium-json, canal-json and maxwell-json (cdc.go) read change records: their
+// decoders implement connectors.ChangeDecoder, one record giving zero or more rows with
+// their kinds (an update is -U of the old row and +U of the new one; canal's old row is
+// its 'old' fields over its 'data'). Row images are decoded by the json decoder, so they
+// take json's conversions and options. Their metadata (source table, change time) is
+// offered through connectors.MetadataDecoder. They cannot be written.
+//
 // # Raw
 //
 // 'raw' is the whole record as one column: text in raw.charset, bytes, or a number in
