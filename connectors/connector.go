@@ -70,6 +70,10 @@ type Factory struct {
 	// when the mode is the value format's (FormatFactory.Changelog), insert-only without
 	// a format.
 	Changelog func(t TableInfo) ChangelogMode
+	// FormatMetadataPrefix is how the connector offers the metadata of its value format
+	// (FormatFactory.Metadata): Kafka's 'value.source.timestamp' is debezium-json's
+	// 'source.timestamp'. "" when it offers none.
+	FormatMetadataPrefix string
 
 	NewSource func(ctx context.Context, cfg SourceConfig) (Source, error) // nil when not readable
 	NewSink   func(ctx context.Context, cfg SinkConfig) (Sink, error)     // nil when not writable

@@ -69,7 +69,8 @@ func init() {
 	}
 	connectors.Register(&connectors.Factory{
 		Name: "kafka", Options: kafkaOptions, Prefixes: []string{"properties."}, Metadata: kafkaMetadata,
-		Formats: []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json"},
+		Formats:              []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json"},
+		FormatMetadataPrefix: "value.",
 		Validate: func(t connectors.TableInfo) error {
 			_, topic := t.Options["topic"]
 			_, pattern := t.Options["topic-pattern"]

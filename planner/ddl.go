@@ -183,6 +183,15 @@ func (t *Table) bindMetadata() error {
 				spec = &f.Metadata[j]
 			}
 		}
+		if p := f.FormatMetadataPrefix; p != "" && t.Format != nil {
+			for j := range t.Format.Metadata { // changelog.go
+				m := &t.Format.Metadata[j]
+				keys = append(keys, p+m.Key)
+				if p+m.Key == key {
+					spec = m
+				}
+			}
+		}
 		if spec == nil {
 			if len(keys) == 0 {
 				return errAt(c.Def.At, ErrUnknownColumn, "connector '%s' has no metadata (column '%s' reads '%s')", f.Name, c.Name, key)

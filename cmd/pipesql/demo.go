@@ -28,6 +28,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	duration := fs.Duration("duration", 0, "stop after this long (default: run until Ctrl-C)")
 	eventsTopic := fs.String("events-topic", "events", "topic the generator fills")
 	resultsTopic := fs.String("results-topic", "dau", "topic the viewer follows")
+	postgres := fs.String("postgres", "", "also upsert the DAU into table "+demo.PostgresTable+" of this PostgreSQL database when it is reachable (jdbc:postgresql://host:port/db?user=...)")
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return exitUsage
@@ -88,6 +89,22 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	stmts, err := r.ParseFile(file)
+	var pg *demo.Postgres
+	pgNote := ""
+	if *postgres != "" && err == nil {
+		// The variant: the same DAU, upserted into PostgreSQL as well.
+		var perr error
+		if pg, perr = demo.ConnectPostgres(ctx, *postgres); perr != nil {
+			pgNote = "PostgreSQL not reachable (" + perr.Error() + "): the DAU goes to Kafka only"
+		} else {
+			more, perr := r.ParseText("postgres variant", pg.Statements())
+			if perr != nil {
+				fmt.Fprintf(stderr, "pipesql demo: %v\n", perr)
+				return exitUsage
+			}
+			stmts = append(stmts, more...)
+		}
+	}
 	for _, s := range stmts {
 		if err != nil {
 			break
@@ -136,7 +153,15 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 			running = false
 		case <-ticker.C:
 		}
-		drawDemo(stdout, screen, cluster.Addrs, file, *speedup, &stats, &results, logs, time.Since(start), jobErr)
+		note := pgNote
+		if pg != nil {
+			if n, latest, err := pg.Rows(ctx); err != nil {
+				note = "PostgreSQL " + demo.PostgresTable + ": " + err.Error()
+			} else {
+				note = fmt.Sprintf("PostgreSQL %s: %d rows, latest day %s", demo.PostgresTable, n, latest)
+			}
+		}
+		drawDemo(stdout, screen, cluster.Addrs, file, *speedup, &stats, &results, logs, time.Since(start), jobErr, note)
 	}
 	wg.Wait()
 	if jobErr != nil && !errors.Is(jobErr, context.Canceled) {
@@ -146,7 +171,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func drawDemo(w io.Writer, screen bool, addrs []string, file string, speedup time.Duration, stats *demo.Stats, results *demo.Table, logs *logTail, up time.Duration, jobErr error) {
+func drawDemo(w io.Writer, screen bool, addrs []string, file string, speedup time.Duration, stats *demo.Stats, results *demo.Table, logs *logTail, up time.Duration, jobErr error, note string) {
 	var b strings.Builder
 	if screen {
 		b.WriteString("\x1b[H\x1b[2J")
@@ -165,6 +190,9 @@ func drawDemo(w io.Writer, screen bool, addrs []string, file string, speedup tim
 	shell.PrintBoxed(&b, []string{"day", "app", "dau"}, rows)
 	if len(rows) == 0 {
 		b.WriteString("(no day has closed yet)\n")
+	}
+	if note != "" {
+		b.WriteString(note + "\n")
 	}
 	if tail := logs.String(); tail != "" {
 		b.WriteString("\nrecent warnings:\n")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -357,5 +358,49 @@ INSERT INTO totals SELECT grp, COUNT(*), SUM(amount) FROM accounts WHERE db = 'p
 	r.kill(t)
 	if got := pg.Query(t, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'pipesql_test'")[0]; got != "1" {
 		t.Fatalf("slots: %s", got)
+	}
+}
+
+// TestDemoPostgres runs the demo's PostgreSQL variant: the DAU lands in the table
+// pipesql_demo_dau as well as in the Kafka topic the screen shows, with the same
+// counts, and the screen says how many rows PostgreSQL has.
+func TestDemoPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the demo runs for 12 s")
+	}
+	pg := pgtest.Start(t)
+	src, err := os.ReadFile("../../examples/dau.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := freePortRange(t, 3)
+	job := filepath.Join(t.TempDir(), "dau.sql")
+	os.WriteFile(job, []byte(strings.ReplaceAll(string(src), "localhost:9092", fmt.Sprintf("localhost:%d", port))), 0o644)
+	r := pipesql(t, "demo", "--port", fmt.Sprint(port), "--duration", "12s", "--speedup", "8h",
+		"--postgres", pg.JDBCURL("postgres")+"?user=postgres", job)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	frames := strings.Split(r.stdout, "pipesql demo:")
+	last := frames[len(frames)-1]
+	shown := map[string]string{}
+	for _, line := range strings.Split(last, "\n") {
+		f := strings.Fields(strings.Trim(line, "|"))
+		if len(f) == 5 && f[1] == "|" && f[3] == "|" && strings.HasPrefix(f[0], "20") {
+			shown[f[0]+"|"+f[2]] = f[4]
+		}
+	}
+	rows := pg.Query(t, "SELECT day, app, dau FROM pipesql_demo_dau")
+	if len(rows) < 15 {
+		t.Fatalf("%d rows in PostgreSQL, want at least 15 (3 days of 5 apps)\n%s", len(rows), last)
+	}
+	for _, row := range rows {
+		f := strings.Split(row, "|")
+		if v, ok := shown[f[0]+"|"+f[1]]; ok && v != f[2] {
+			t.Errorf("%s %s: %s in PostgreSQL, %s in Kafka", f[0], f[1], f[2], v)
+		}
+	}
+	if !strings.Contains(last, "PostgreSQL pipesql_demo_dau: ") || !strings.Contains(last, " rows, latest day 20") {
+		t.Errorf("the screen does not show the PostgreSQL table:\n%s", last)
 	}
 }

@@ -520,3 +520,38 @@ func TestParquetRowGroups(t *testing.T) {
 		t.Fatalf("row groups %v (want several), rows %v", groups, rows)
 	}
 }
+
+// TestParquetRollsBySize: sink.rolling-policy.file-size closes parquet parts by their
+// estimated size; every part is a complete file.
+func TestParquetRollsBySize(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	schema := types.Schema{{Name: "id", Type: types.TypeBigInt}, {Name: "s", Type: types.TypeString}}
+	s, err := newFileSink(connectors.SinkConfig{
+		TableInfo: connectors.TableInfo{Name: "out", Schema: schema, Options: map[string]string{"connector": "filesystem", "path": dir, "format": "parquet",
+			"sink.rolling-policy.file-size": "200kb"}},
+		Input: schema, Log: &conntest.Logger{},
+	}, newFakeClock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		var b connectors.ChangeBatch
+		for j := range 1000 {
+			n := int64(i*1000 + j)
+			b.Rows = append(b.Rows, types.Row{types.BigIntValue(n), types.StringValue(fmt.Sprintf("value-%08d", n))})
+			b.Kinds = append(b.Kinds, connectors.Insert)
+		}
+		if err := s.Write(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	parts := visible(t, dir)
+	rows := duckRows(t, duck(t), fmt.Sprintf(`SELECT count(*), count(DISTINCT id) FROM read_parquet('%s/part-*')`, dir))
+	if len(parts) < 3 || !slices.Equal(rows, []string{"40000|40000"}) {
+		t.Fatalf("%d parts (want several), rows %v", len(parts), rows)
+	}
+}

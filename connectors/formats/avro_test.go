@@ -484,3 +484,34 @@ func TestAvroConfluentOptions(t *testing.T) {
 		t.Errorf("explicit schema: id %v, %v; want the registered id 1", out[:5], err)
 	}
 }
+
+// TestAvroConfluentTLS reaches an HTTPS registry through the truststore option.
+func TestAvroConfluentTLS(t *testing.T) {
+	reg := registrytest.New(t, registrytest.WithTLS())
+	row := types.Row{types.StringValue("a"), types.DecimalValue(ratOf("1")), types.TimestampValue(0), types.ArrayValue(nil)}
+	enc, err := NewAvroConfluentEncoder(userTable, avroConfluentOpts(reg.URL, AvroConfluentSubject, "s",
+		AvroConfluentTruststoreLocation, reg.CAFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := enc.Encode(nil, row)
+	if err != nil {
+		t.Fatalf("with the registry's CA: %v", err)
+	}
+	dec, err := NewAvroConfluentDecoder(produced(userTable), avroConfluentOpts(reg.URL, AvroConfluentTruststoreLocation, reg.CAFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := make(types.Row, len(userTable))
+	if err := dec.Decode(data, back); err != nil {
+		t.Fatal(err)
+	}
+	checkAvroRow(t, "over TLS", back, row)
+	untrusted, err := NewAvroConfluentEncoder(userTable, avroConfluentOpts(reg.URL, AvroConfluentSubject, "s2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := untrusted.Encode(nil, row); !errors.Is(err, ErrRegistryUnavailable) || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("without the CA: %v", err)
+	}
+}

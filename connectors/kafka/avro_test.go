@@ -279,3 +279,50 @@ func TestDebeziumAvroConfluentSource(t *testing.T) {
 		t.Errorf("final state %s, want [1 a 11] [3 c 30]", got)
 	}
 }
+
+// TestAvroConfluentKey writes the key with avro-confluent (its subject '<topic>-key')
+// and reads it back as a key column, 'value.fields-include' = 'EXCEPT_KEY'.
+func TestAvroConfluentKey(t *testing.T) {
+	c := kafkatest.NewCluster(t, 1)
+	c.CreateTopic(t, "keyed", 1)
+	reg := registrytest.New(t)
+	opts := map[string]string{
+		"format": "", "value.format": "json", "value.fields-include": "EXCEPT_KEY",
+		"key.format": "avro-confluent", "key.avro-confluent.url": reg.URL, "key.fields": "id",
+	}
+	s := openSink(t, sinkConfig(c, newTestLog(t), "keyed", eventSchema, nil, opts), false)
+	ctx := context.Background()
+	if err := s.Write(ctx, inserts(0, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newRegistryClient(t, reg.URL).GetLatestSchemaMetadata("keyed-key"); err != nil {
+		t.Fatalf("subject keyed-key: %v", err)
+	}
+	de, err := avrov2.NewDeserializer(newRegistryClient(t, reg.URL), serde.KeySerde, avrov2.NewDeserializerConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range c.ReadAll(t, "keyed") {
+		var k struct {
+			ID *int64 `avro:"id"`
+		}
+		if err := de.DeserializeInto("keyed", r.Key, &k); err != nil || k.ID == nil {
+			t.Fatalf("key %x: %v", r.Key, err)
+		}
+		if want := fmt.Sprintf(`{"user":"u%d","n":%d}`, *k.ID%7, *k.ID%100); string(r.Value) != want {
+			t.Errorf("value %s, want %s", r.Value, want)
+		}
+	}
+	opts["scan.bounded.mode"] = "latest-offset"
+	rd := newReader(t, openSource(t, sourceConfig(c, newTestLog(t), "keyed", opts)))
+	rd.toEOF()
+	rd.checkIDs(0, 10)
+	for id, row := range rd.rows {
+		if got, want := fmt.Sprint(row), fmt.Sprint(eventRow(int(id))); got != want {
+			t.Errorf("row %s, want %s", got, want)
+		}
+	}
+}

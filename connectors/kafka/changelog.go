@@ -119,8 +119,35 @@ func (d *rowDecoder) decodeChanges(m *ckafka.Message, topic string, newRow func(
 		for _, mc := range d.meta {
 			row[mc.pos] = metaValue(mc, m, topic)
 		}
+		for i, pos := range d.fmtMetaPos {
+			row[pos] = v[len(d.valuePos)+i]
+		}
 		rows = append(rows, row)
 	}
 	clear(vals)
 	return rows, kinds, nil
+}
+
+// valueMetaPrefix is how a Kafka table names its value format's metadata keys.
+const valueMetaPrefix = "value."
+
+// setFormatMetadata tells the value decoder which of its format's metadata keys the
+// plan reads (after the value's columns in each decoded row).
+func (d *rowDecoder) setFormatMetadata(o *tableOptions, cols []connectors.ProducedColumn) error {
+	if len(cols) == 0 {
+		return nil
+	}
+	md, ok := d.value.(connectors.MetadataDecoder)
+	if !ok || d.changes == nil {
+		return fmt.Errorf("kafka source %s: %w: value format %s has no metadata", o.table, ErrBadOptions, o.value.factory.Name)
+	}
+	keys := make([]string, len(cols))
+	ts := make([]types.Type, len(cols))
+	for i, c := range cols {
+		keys[i], ts[i] = c.MetadataKey, c.Type
+	}
+	if err := md.SetMetadata(keys, ts); err != nil {
+		return fmt.Errorf("kafka source %s: value format %s: %w", o.table, o.value.factory.Name, err)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"fmt"
+	"strings"
 
 	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
@@ -76,6 +77,7 @@ type rowDecoder struct {
 	// (debezium-json ...): a record gives rows with kinds (changelog.go).
 	changes       connectors.ChangeDecoder
 	changeScratch []types.Row
+	fmtMetaPos    []int // row position of each metadata column of the value format
 }
 
 func newRowDecoder(o *tableOptions, cfg connectors.SourceConfig) (*rowDecoder, error) {
@@ -90,7 +92,14 @@ func newRowDecoder(o *tableOptions, cfg connectors.SourceConfig) (*rowDecoder, e
 		}
 	}
 	var valueProduce, keyProduce []connectors.ProducedColumn
+	var fmtMeta []connectors.ProducedColumn
 	for pos, p := range cfg.Produce {
+		if k, isFormat := strings.CutPrefix(p.MetadataKey, valueMetaPrefix); isFormat {
+			// The value format's metadata (changelog.go).
+			fmtMeta = append(fmtMeta, connectors.ProducedColumn{Name: p.Name, Type: p.Type, MetadataKey: k})
+			d.fmtMetaPos = append(d.fmtMetaPos, pos)
+			continue
+		}
 		if p.MetadataKey != "" {
 			kind, ok := metadataKeys[p.MetadataKey]
 			if !ok {
@@ -119,6 +128,9 @@ func newRowDecoder(o *tableOptions, cfg connectors.SourceConfig) (*rowDecoder, e
 		return nil, fmt.Errorf("kafka source %s: value format %s: %w", o.table, o.value.factory.Name, err)
 	}
 	d.changes, _ = d.value.(connectors.ChangeDecoder)
+	if err := d.setFormatMetadata(o, fmtMeta); err != nil {
+		return nil, err
+	}
 	d.valueDirect = true
 	for i, pos := range d.valuePos {
 		d.valueDirect = d.valueDirect && pos == i

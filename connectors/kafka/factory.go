@@ -16,8 +16,10 @@ func init() {
 			return ValidateWrite(t, settings, false)
 		},
 		SplitNoun: "partitions",
-		NewSource: NewSource,
-		NewSink:   NewSink,
+		// debezium-json's source.timestamp is read as 'value.source.timestamp'.
+		FormatMetadataPrefix: valueMetaPrefix,
+		NewSource:            NewSource,
+		NewSink:              NewSink,
 	})
 	connectors.Register(&connectors.Factory{
 		Name:     "upsert-kafka",
