@@ -310,7 +310,7 @@ func TestKafkaExactlyOnceFailedCheckpoint(t *testing.T) {
 			l.Close()
 			r := startCrashRun(t, []string{engine.FailCheckpointEnv + "=2"}, "run", "--metrics-addr", addr, f.job)
 			defer r.kill(t)
-			time.Sleep(4 * time.Second) // checkpoint 2 fails within ~2 s; windows close meanwhile
+			time.Sleep(4 * time.Second) // checkpoint 2 fails after ~2 s; windows close meanwhile
 			want := f.finish(t)
 			f.waitComplete(t, want)
 
