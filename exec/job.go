@@ -470,6 +470,17 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		return &opSpec{name: "interval join", stateDesc: describeIntervalJoin(n), build: func(rt *runEnv, _ *opMetrics) (operator, error) {
 			return newIntervalJoinOp(cfg, rt.clock), nil
 		}}, nil
+	case *planner.WindowJoin:
+		if updating {
+			return nil, fmt.Errorf("%w: window join over an updating input", ErrUnsupportedPlan)
+		}
+		cfg, err := compileWindowJoin(n, c.env)
+		if err != nil {
+			return nil, err
+		}
+		return &opSpec{name: "window join", stateDesc: describeWindowJoin(n), build: func(rt *runEnv, m *opMetrics) (operator, error) {
+			return newWindowJoinOp(cfg, m), nil
+		}}, nil
 	case *planner.SemiJoin:
 		if updating {
 			return nil, fmt.Errorf("%w: semi join over an updating input", ErrUnsupportedPlan)
@@ -515,17 +526,6 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		}
 		return &opSpec{name: "deduplicate", stateDesc: describeRank(n.Input.Schema(), cfg), build: func(*runEnv, *opMetrics) (operator, error) {
 			return newRankOp(cfg), nil
-		}}, nil
-	case *planner.WindowRank:
-		if updating {
-			return nil, fmt.Errorf("%w: window rank over an updating input", ErrUnsupportedPlan)
-		}
-		cfg, err := compileWindowRank(n) // window_rank.go
-		if err != nil {
-			return nil, err
-		}
-		return &opSpec{name: "window rank", stateDesc: "window " + describeRank(n.Input.Schema(), cfg), build: func(*runEnv, *opMetrics) (operator, error) {
-			return &windowRankOp{cfg: cfg}, nil
 		}}, nil
 	case *planner.OverAggregate:
 		if updating {

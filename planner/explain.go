@@ -384,9 +384,6 @@ func describeState(b *strings.Builder, n Node) {
 		fmt.Fprintf(b, "limit %d\n", x.N)
 	case *OverAggregate:
 		describeOver(b, x) // over.go
-	case *WindowRank:
-		fmt.Fprintf(b, "window-rank %s %d..%d rankNumber=%v", x.Type, x.Start, x.End, x.RankNumber)
-		describeRankKeys(b, x.Input, x.PartitionBy, x.OrderBy)
 	case *Rank:
 		fmt.Fprintf(b, "rank %s %d..%d strategy=%s rankNumber=%v", x.Type, x.Start, x.End, x.Strategy, x.RankNumber)
 		describeRankKeys(b, x.Input, x.PartitionBy, x.OrderBy)
@@ -413,6 +410,8 @@ func describeState(b *strings.Builder, n Node) {
 		describeIntervalJoin(b, x) // interval_join.go
 	case *SemiJoin:
 		describeSemiJoin(b, x) // semi_join.go
+	case *WindowJoin:
+		describeWindowJoin(b, x) // window_join.go
 	case *Union:
 		fmt.Fprintf(b, "union %d\n", len(x.Inputs))
 	case *ChangelogNormalize:
@@ -464,11 +463,6 @@ func lineage(n Node, col int) string {
 			return "over-" + x.Calls[col-w].Name
 		}
 		return lineage(x.Input, col)
-	case *WindowRank:
-		if col >= len(x.Input.Schema()) {
-			return "rank-number"
-		}
-		return lineage(x.Input, col)
 	case *Rank:
 		if col >= len(x.Input.Schema()) {
 			return "rank-number"
@@ -493,6 +487,11 @@ func lineage(n Node, col int) string {
 		}
 		return lineage(x.Left, col)
 	case *SemiJoin:
+		return lineage(x.Left, col)
+	case *WindowJoin:
+		if w := len(x.Left.Schema()); col >= w {
+			return lineage(x.Right, col-w)
+		}
 		return lineage(x.Left, col)
 	case *Union:
 		parts := make([]string, len(x.Inputs))

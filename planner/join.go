@@ -54,6 +54,9 @@ func (p *planner) planJoin(x *parser.Join, env *cteEnv) (*relation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if left.tvf != nil && right.tvf != nil && left.changelog == InsertOnly && right.changelog == InsertOnly {
+		return p.planWindowJoin(x, typ, left, right) // window_join.go
+	}
 	for _, side := range []struct {
 		rel  *relation
 		pos  parser.Pos
@@ -63,7 +66,7 @@ func (p *planner) planJoin(x *parser.Join, env *cteEnv) (*relation, error) {
 			return nil, errAt(side.pos, ErrUnsupported, "unsupported: JOIN over an updating input (the %s side is the updating result of an aggregation or an outer join)", side.name)
 		}
 		if side.rel.tvf != nil {
-			return nil, errAt(side.pos, ErrUnsupported, "unsupported: window join (a JOIN of window table functions)")
+			return nil, errAt(side.pos, ErrUnsupported, "unsupported: a join of a window table function with an input that is not one (a window join needs TABLE(TUMBLE|HOP|CUMULATE(...)) on both sides)")
 		}
 	}
 	lw := len(left.scope.cols)

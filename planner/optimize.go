@@ -141,8 +141,6 @@ func (o *optimizer) prune(n Node, used []bool) (Node, []int, error) {
 		return &GroupAggregate{Input: in, Keys: remapInts(x.Keys, m), Aggs: remapAggs(x.Aggs, m), Out: x.Out, Retract: x.Retract}, seq(len(x.Out)), nil
 	case *OverAggregate:
 		return o.pruneOver(x, used) // over.go
-	case *WindowRank:
-		return o.pruneWindowRank(x, used) // window_rank.go
 	case *Rank:
 		return o.pruneRank(x, used)
 	case *Deduplicate:
@@ -159,6 +157,8 @@ func (o *optimizer) prune(n Node, used []bool) (Node, []int, error) {
 		return o.pruneIntervalJoin(x, used) // interval_join.go
 	case *SemiJoin:
 		return o.pruneSemiJoin(x, used) // semi_join.go
+	case *WindowJoin:
+		return o.pruneWindowJoin(x, used) // window_join.go
 	case *Correlate:
 		return o.pruneCorrelate(x, used) // unnest.go
 	case *LookupJoin:
@@ -402,11 +402,6 @@ func merge(n Node, keepNames bool) Node {
 		a.Input = merge(x.Input, false)
 		a.Out = renamedLike(x.Out, a.Input.Schema())
 		return &a
-	case *WindowRank:
-		w := *x
-		w.Input = merge(x.Input, false)
-		w.Out = renamedLike(x.Out, w.Input.Schema())
-		return &w
 	case *Rank:
 		r := *x
 		r.Input = merge(x.Input, false)
@@ -446,6 +441,10 @@ func merge(n Node, keepNames bool) Node {
 		j.Left, j.Right = merge(x.Left, false), merge(x.Right, false)
 		return &j
 	case *SemiJoin:
+		j := *x
+		j.Left, j.Right = merge(x.Left, false), merge(x.Right, false)
+		return &j
+	case *WindowJoin:
 		j := *x
 		j.Left, j.Right = merge(x.Left, false), merge(x.Right, false)
 		return &j
