@@ -520,6 +520,8 @@ func (c *coordinator) completed(r writeResult) {
 	c.lastDone = now
 	c.mu.Unlock()
 	c.stats.completedCheckpoint(p.id, now.Sub(p.started), r.took, r.bytes, r.reused, p.pause)
+	c.stats.record(CheckpointRecord{ID: p.id, Triggered: p.started, Ended: now, Bytes: r.bytes, Pause: p.pause,
+		Savepoint: r.path})
 	c.log.Info("checkpoint completed", "checkpoint", p.id, "took", now.Sub(p.started), "write", r.took,
 		"bytes", r.bytes, "reused", r.reused, "pause", p.pause)
 	for _, n := range c.sinks {
@@ -550,6 +552,7 @@ func (c *coordinator) completed(r writeResult) {
 // failed counts a failed checkpoint; too many in a row fail the job.
 func (c *coordinator) failed(p *pendingCheckpoint, err error) {
 	c.stats.failedCheckpoint()
+	c.stats.record(CheckpointRecord{ID: p.id, Triggered: p.started, Ended: c.clock.Now(), Pause: p.pause, Failure: err.Error()})
 	c.log.Warn("checkpoint failed", "checkpoint", p.id, "err", err)
 	c.replyAll(p, savepointResult{err: err})
 	c.mu.Lock()
@@ -644,6 +647,19 @@ func (s *checkpointStats) completedCheckpoint(id uint64, took, write time.Durati
 	s.m.MaxPause = max(s.m.MaxPause, pause)
 }
 
+// CheckpointHistory is how many checkpoints CheckpointMetrics.History keeps.
+const CheckpointHistory = 32
+
+// record adds a checkpoint that ended to the history.
+func (s *checkpointStats) record(r CheckpointRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.m.History) >= CheckpointHistory {
+		s.m.History = append(s.m.History[:0:0], s.m.History[len(s.m.History)-CheckpointHistory+1:]...)
+	}
+	s.m.History = append(s.m.History, r)
+}
+
 func (s *checkpointStats) failedCheckpoint() {
 	s.mu.Lock()
 	s.m.Failed++
@@ -671,7 +687,9 @@ func (s *checkpointStats) resumed(info *ResumeInfo) {
 func (s *checkpointStats) snapshot() CheckpointMetrics {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.m
+	m := s.m
+	m.History = append([]CheckpointRecord(nil), s.m.History...)
+	return m
 }
 
 // propFinished marks the final checkpoint of a job whose every input ended.

@@ -66,7 +66,18 @@
 // is not, -U/+U when a deduplicated row is replaced. Over an insert-only input it keeps
 // only the rows that can still rank; over an updating one every row, so that a retracted
 // top row is replaced by the next. Its state is checkpointed per key group like the
-// group aggregate's.
+// group aggregate's. A WindowRank (window_rank.go) ranks the rows of each window when the
+// watermark that fired the window arrives, insert-only.
+//
+// # OVER aggregates and sessions
+//
+// The over operator (over.go) keeps per partition the rows waiting for the watermark,
+// the rows later frames or LAG can reach and, for UNBOUNDED frames, running buffers; it
+// processes a partition's rows in time order once the watermark passes them (RANGE
+// frames with their peers) and drops late rows. The session window operator
+// (session_window.go) keeps each key's open sessions, merges those a row overlaps (their
+// buffers with agg's Merge) and emits a session when the watermark passes its end. Both
+// checkpoint per key group, with the watermark they reached.
 //
 // # Stopping and failing
 //

@@ -84,11 +84,11 @@ func (o *groupAggOp) processBatch(ctx context.Context, b batch, out *outbox) err
 		var g *aggGroup
 		if o.cfg.retract {
 			var err error
-			if g, err = o.applyChange(k, row); err != nil || g == nil {
-				if err != nil {
-					return err
-				}
-				continue
+			if g, err = o.applyChange(k, row); err != nil {
+				return err
+			}
+			if g == nil {
+				continue // a retraction for a group without rows
 			}
 		} else {
 			g = o.groups.get(o.keyBuf, row, o.cfg.keys, o.funcs)

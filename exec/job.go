@@ -527,6 +527,17 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		return &opSpec{name: "deduplicate", stateDesc: describeRank(n.Input.Schema(), cfg), build: func(*runEnv, *opMetrics) (operator, error) {
 			return newRankOp(cfg), nil
 		}}, nil
+	case *planner.WindowRank:
+		if updating {
+			return nil, fmt.Errorf("%w: window rank over an updating input", ErrUnsupportedPlan)
+		}
+		cfg, err := compileWindowRank(n) // window_rank.go
+		if err != nil {
+			return nil, err
+		}
+		return &opSpec{name: "window rank", stateDesc: "window " + describeRank(n.Input.Schema(), cfg), build: func(*runEnv, *opMetrics) (operator, error) {
+			return &windowRankOp{cfg: cfg}, nil
+		}}, nil
 	case *planner.OverAggregate:
 		if updating {
 			return nil, fmt.Errorf("%w: over aggregate over an updating input", ErrUnsupportedPlan)

@@ -41,6 +41,23 @@ type CheckpointMetrics struct {
 	// Resumed is the checkpoint (or savepoint) Run started from, nil when it started
 	// from nothing. Restarts within the Run leave it as it is.
 	Resumed *ResumeInfo
+	// History is the last CheckpointHistory checkpoints that ended, completed or
+	// failed, oldest first.
+	History []CheckpointRecord
+}
+
+// CheckpointRecord is one checkpoint that ended, for the web console's history.
+type CheckpointRecord struct {
+	ID uint64
+	// Triggered is when the barriers were sent, Ended when it committed or failed.
+	Triggered, Ended time.Time
+	// Bytes is the size it wrote (0 for a failed one), Pause the longest in-line pause
+	// an operator took for it.
+	Bytes int64
+	Pause time.Duration
+	// Savepoint is the savepoint exported from it, "" for none; Failure why it
+	// failed, "" when it completed.
+	Savepoint, Failure string
 }
 
 // ResumeInfo describes the saved state a job resumed from.

@@ -48,6 +48,20 @@ type Lifecycle struct {
 	Restarts int
 	// NextAttempt is when a restarting job runs again.
 	NextAttempt time.Time
+	// Exceptions are the last ExceptionHistory failures of the job (those it restarted
+	// from, and the one it ended with), oldest first.
+	Exceptions []Exception
+}
+
+// ExceptionHistory is how many failures Lifecycle.Exceptions keeps.
+const ExceptionHistory = 16
+
+// Exception is one failure of a job.
+type Exception struct {
+	At  time.Time
+	Err string
+	// Restart is the restart it caused (from 1), 0 when the job ended with it.
+	Restart int
 }
 
 // lifecycle tracks a job's Lifecycle; Run updates it.
@@ -62,10 +76,11 @@ func (l *lifecycle) start(now time.Time) {
 	l.mu.Unlock()
 }
 
-func (l *lifecycle) restarting(next time.Time, err error) {
+func (l *lifecycle) restarting(now, next time.Time, err error) {
 	l.mu.Lock()
 	l.l.Phase, l.l.Err, l.l.NextAttempt = PhaseRestarting, err, next
 	l.l.Restarts++
+	l.exception(Exception{At: now, Err: errText(err), Restart: l.l.Restarts})
 	l.mu.Unlock()
 }
 
@@ -79,14 +94,34 @@ func (l *lifecycle) end(now time.Time, err error, stopped bool) {
 	l.mu.Lock()
 	l.l.Phase, l.l.Ended, l.l.Err, l.l.NextAttempt = PhaseEnded, now, err, time.Time{}
 	l.l.Stopped = err == nil && stopped
+	if err != nil {
+		l.exception(Exception{At: now, Err: err.Error()})
+	}
 	l.mu.Unlock()
+}
+
+// exception adds e to the history; l.mu is held.
+func (l *lifecycle) exception(e Exception) {
+	if n := len(l.l.Exceptions); n >= ExceptionHistory {
+		l.l.Exceptions = append(l.l.Exceptions[:0:0], l.l.Exceptions[n-ExceptionHistory+1:]...)
+	}
+	l.l.Exceptions = append(l.l.Exceptions, e)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // Lifecycle returns where the job is in its life. It is safe to call concurrently with Run.
 func (j *Job) Lifecycle() Lifecycle {
 	j.life.mu.Lock()
 	defer j.life.mu.Unlock()
-	return j.life.l
+	l := j.life.l
+	l.Exceptions = append([]Exception(nil), l.Exceptions...)
+	return l
 }
 
 // ConnectorReport is what a source's connector last reported about itself

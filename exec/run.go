@@ -76,7 +76,8 @@ func (j *Job) Run(ctx context.Context) (err error) {
 		}
 		j.stats.restarted()
 		j.opts.Log.Warn("job failed; restarting from its latest checkpoint", "in", delay, "strategy", j.restart.String(), "err", err)
-		j.life.restarting(j.opts.Clock.Now().Add(delay), err)
+		now := j.opts.Clock.Now()
+		j.life.restarting(now, now.Add(delay), err)
 		if !j.sleep(stopCtx, delay) {
 			return nil // stopped while waiting: the latest checkpoint stands
 		}

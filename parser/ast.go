@@ -548,13 +548,14 @@ type InExpr struct {
 	Subquery *Query
 }
 
-// LikeExpr is x [NOT] LIKE pattern [ESCAPE esc] (SIMILAR TO is not supported).
+// LikeExpr is x [NOT] LIKE pattern [ESCAPE esc] or x [NOT] SIMILAR TO pattern [ESCAPE esc].
 type LikeExpr struct {
 	At      Pos
 	X       Expr
 	Not     bool
 	Pattern Expr
 	Escape  Expr // nil when absent
+	Similar bool // x [NOT] SIMILAR TO pattern
 }
 
 // IsExpr is x IS [NOT] NULL | TRUE | FALSE.

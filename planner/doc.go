@@ -49,7 +49,15 @@
 // rn BETWEEN M AND N, ...), planned as a Rank (AppendFastStrategy over an insert-only
 // input, RetractStrategy over an updating one) or, for ROW_NUMBER = 1 ordered by a time
 // attribute with the rank not selected, a Deduplicate (rank.go). Both are updating but
-// for keeping the first row by processing time. Any other OVER is refused at its OVER.
+// for keeping the first row by processing time. A Top-N partitioned by the window columns
+// of a window aggregate is a WindowRank, insert-only (window_rank.go). QUALIFY is planned
+// as the query without it in a subquery, filtered (over.go).
+//
+// Other OVER calls are OVER aggregates (over.go): a Calc, an OverAggregate that appends
+// one column per call (COUNT, SUM, AVG, MIN, MAX, FIRST_VALUE, LAST_VALUE, LAG) over the
+// row's ROWS or RANGE frame, and a Calc for the select list; WINDOW w AS (...) is resolved
+// first. Flink's streaming restrictions are errors at their position. SESSION windows
+// (session_window.go) are a WindowAggregate over a SessionWindow.
 //
 // Nested values (nested.go, unnest.go): a dotted name is resolved as Calcite resolves it,
 // the table qualifier first, then the column, then the fields of its ROW type, and a field

@@ -384,6 +384,9 @@ func describeState(b *strings.Builder, n Node) {
 		fmt.Fprintf(b, "limit %d\n", x.N)
 	case *OverAggregate:
 		describeOver(b, x) // over.go
+	case *WindowRank:
+		fmt.Fprintf(b, "window-rank %s %d..%d rankNumber=%v", x.Type, x.Start, x.End, x.RankNumber)
+		describeRankKeys(b, x.Input, x.PartitionBy, x.OrderBy)
 	case *Rank:
 		fmt.Fprintf(b, "rank %s %d..%d strategy=%s rankNumber=%v", x.Type, x.Start, x.End, x.Strategy, x.RankNumber)
 		describeRankKeys(b, x.Input, x.PartitionBy, x.OrderBy)
@@ -461,6 +464,11 @@ func lineage(n Node, col int) string {
 	case *OverAggregate:
 		if w := len(x.Input.Schema()); col >= w {
 			return "over-" + x.Calls[col-w].Name
+		}
+		return lineage(x.Input, col)
+	case *WindowRank:
+		if col >= len(x.Input.Schema()) {
+			return "rank-number"
 		}
 		return lineage(x.Input, col)
 	case *Rank:

@@ -141,6 +141,8 @@ func (o *optimizer) prune(n Node, used []bool) (Node, []int, error) {
 		return &GroupAggregate{Input: in, Keys: remapInts(x.Keys, m), Aggs: remapAggs(x.Aggs, m), Out: x.Out, Retract: x.Retract}, seq(len(x.Out)), nil
 	case *OverAggregate:
 		return o.pruneOver(x, used) // over.go
+	case *WindowRank:
+		return o.pruneWindowRank(x, used) // window_rank.go
 	case *Rank:
 		return o.pruneRank(x, used)
 	case *Deduplicate:
@@ -402,6 +404,11 @@ func merge(n Node, keepNames bool) Node {
 		a.Input = merge(x.Input, false)
 		a.Out = renamedLike(x.Out, a.Input.Schema())
 		return &a
+	case *WindowRank:
+		w := *x
+		w.Input = merge(x.Input, false)
+		w.Out = renamedLike(x.Out, w.Input.Schema())
+		return &w
 	case *Rank:
 		r := *x
 		r.Input = merge(x.Input, false)

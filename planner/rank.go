@@ -457,6 +457,9 @@ func (p *planner) planTopN(sel *parser.Select, env *cteEnv) (*relation, parser.E
 			r.Out = append(r.Out, types.Column{Name: rnName, Type: types.Type{Kind: types.BigInt, NotNull: true}})
 		}
 		node = r
+		if wr := asWindowRank(r); wr != nil { // window_rank.go
+			node, changelog = wr, InsertOnly
+		}
 	}
 
 	// Above: the subquery's columns in its order, the rank where it was selected.

@@ -310,12 +310,30 @@ func TestKafkaExactlyOnceFailedCheckpoint(t *testing.T) {
 			l.Close()
 			r := startCrashRun(t, []string{engine.FailCheckpointEnv + "=2"}, "run", "--metrics-addr", addr, f.job)
 			defer r.kill(t)
-			time.Sleep(4 * time.Second) // checkpoint 2 fails within ~2 s; windows close meanwhile
+			url := "http://" + addr + "/metrics"
+			eventuallyTrue(t, "the failed checkpoint", func() bool {
+				select {
+				case <-r.done:
+					t.Fatalf("the job ended: exit %d\nstderr: %s", r.exitCode(), r.stderr.String())
+				default:
+				}
+				resp, err := http.Get(url)
+				if err != nil {
+					return false // not serving yet
+				}
+				resp.Body.Close()
+				failed := 0.0
+				if f := scrapeFamilies(t, url)["pipesql_checkpoints_failed_total"]; f != nil {
+					for _, m := range f.Metric {
+						failed += m.GetCounter().GetValue()
+					}
+				}
+				return failed >= 1
+			})
 			want := f.finish(t)
 			f.waitComplete(t, want)
 
 			// The sinks' transactions in the metrics.
-			url := "http://" + addr + "/metrics"
 			eventuallyTrue(t, "the sinks' transactions in the metrics", func() bool {
 				fams := scrapeFamilies(t, url)
 				sum := func(name string) (float64, int) {

@@ -19,6 +19,8 @@ import (
 const (
 	AvroConfluentURL                     = "url"
 	AvroConfluentSubject                 = "subject"
+	AvroConfluentURLDeprecated           = "schema-registry.url"     // Flink's fallback key of url
+	AvroConfluentSubjectDeprecated       = "schema-registry.subject" // Flink's fallback key of subject
 	AvroConfluentSchema                  = "schema"
 	AvroConfluentBasicAuthSource         = "basic-auth.credentials-source"
 	AvroConfluentBasicAuthUserInfo       = "basic-auth.user-info"
@@ -36,8 +38,14 @@ const (
 // avroConfluentOptions are Flink's avro-confluent options (also those of
 // debezium-avro-confluent, which shares the registry settings).
 var avroConfluentOptions = avroWithProperties([]connectors.OptionSpec{
-	{Key: AvroConfluentURL, Type: connectors.StringOption, Required: true, Source: true, Sink: true,
-		Description: "the URL of the Confluent Schema Registry (several, comma-separated, are tried in turn)"},
+	// url is required, but may be written under its fallback key, so the kafka connector
+	// checks that one of them is set (kafka.Validate) rather than the planner.
+	{Key: AvroConfluentURL, Type: connectors.StringOption, Source: true, Sink: true,
+		Description: "the URL of the Confluent Schema Registry (several, comma-separated, are tried in turn); required"},
+	{Key: AvroConfluentURLDeprecated, Type: connectors.StringOption, Source: true, Sink: true,
+		Description: "Flink's deprecated name of url"},
+	{Key: AvroConfluentSubjectDeprecated, Type: connectors.StringOption, Sink: true,
+		Description: "Flink's deprecated name of subject"},
 	{Key: AvroConfluentSubject, Type: connectors.StringOption, Sink: true,
 		Description: "the subject the written schema is registered under; kafka's default is '<topic>-value' or '<topic>-key'"},
 	{Key: AvroConfluentSchema, Type: connectors.StringOption, Source: true, Sink: true,
@@ -110,9 +118,15 @@ func readAvroConfluentConfig(opts map[string]string, format string) (avroConflue
 	}
 	c.url = strings.TrimSpace(o.String(AvroConfluentURL))
 	if c.url == "" {
+		c.url = strings.TrimSpace(o.String(AvroConfluentURLDeprecated))
+	}
+	if c.url == "" {
 		return c, bad(AvroConfluentURL, "the schema registry URL is required")
 	}
-	c.subject = strings.TrimSpace(o.String(AvroConfluentSubject))
+	c.subject = strings.TrimSpace(o.String(AvroConfluentSubjectDeprecated))
+	if s := strings.TrimSpace(o.String(AvroConfluentSubject)); s != "" {
+		c.subject = s
+	}
 	c.schema = o.String(AvroConfluentSchema)
 	conf := schemaregistry.NewConfig(c.url)
 	conf.MaxRetries = 2

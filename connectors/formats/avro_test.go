@@ -473,6 +473,22 @@ func TestAvroConfluentOptions(t *testing.T) {
 			t.Errorf("options %v: %v, want an invalid option", bad, err)
 		}
 	}
+	// Flink's fallback keys of url and subject.
+	dep, err := NewAvroConfluentEncoder(userTable, map[string]string{AvroConfluentURLDeprecated: reg.URL,
+		AvroConfluentSubjectDeprecated: "dep", AvroConfluentBasicAuthUserInfo: "u:p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dep.Encode(nil, types.Row{types.StringValue("a"), types.DecimalValue(ratOf("1")), types.TimestampValue(0), types.ArrayValue(nil)}); err != nil {
+		t.Fatalf("fallback keys: %v", err)
+	}
+	authed, err := schemaregistry.NewClient(schemaregistry.NewConfigWithBasicAuthentication(reg.URL, "u", "p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := authed.GetLatestSchemaMetadata("dep"); err != nil {
+		t.Errorf("subject dep (schema-registry.subject): %v", err)
+	}
 	// An explicit schema is written as given.
 	enc2, err := NewAvroConfluentEncoder(userTable, avroConfluentOpts(reg.URL, AvroConfluentSubject, "s",
 		AvroConfluentBasicAuthUserInfo, "u:p", AvroConfluentSchema, avroUserSchema))

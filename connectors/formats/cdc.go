@@ -251,7 +251,7 @@ func (d *cdcDecoder) DecodeChanges(data []byte, rows []types.Row, kinds []connec
 
 // image decodes the object at field of rec (a row image) into a new row.
 func (d *cdcDecoder) image(rec *fastjson.Value, field string, data []byte) (types.Row, error) {
-	obj, err := rec.Get(field).Object()
+	obj, err := objectOf(rec.Get(field))
 	if err != nil {
 		return nil, d.fail(field, data, errors.New("not an object"))
 	}
@@ -267,6 +267,27 @@ func (d *cdcDecoder) row(obj *fastjson.Object, data []byte, path string) (types.
 }
 
 func isNull(v *fastjson.Value) bool { return v == nil || v.Type() == fastjson.TypeNull }
+
+var (
+	errNotObject = errors.New("not an object")
+	errNotArray  = errors.New("not an array")
+)
+
+// objectOf is v.Object() for a v that may be missing (nil).
+func objectOf(v *fastjson.Value) (*fastjson.Object, error) {
+	if v == nil {
+		return nil, errNotObject
+	}
+	return v.Object()
+}
+
+// arrayOf is v.Array() for a v that may be missing (nil).
+func arrayOf(v *fastjson.Value) ([]*fastjson.Value, error) {
+	if v == nil {
+		return nil, errNotArray
+	}
+	return v.Array()
+}
 
 func (d *cdcDecoder) debezium(v *fastjson.Value, data []byte, rows []types.Row, kinds []connectors.RowKind) ([]types.Row, []connectors.RowKind, error) {
 	rec := v
@@ -357,7 +378,7 @@ func str(v *fastjson.Value) types.Value {
 }
 
 func strMap(v *fastjson.Value) types.Value {
-	obj, err := v.Object()
+	obj, err := objectOf(v)
 	if err != nil || obj == nil {
 		return types.NullValue
 	}
@@ -403,7 +424,7 @@ func (d *cdcDecoder) canal(v *fastjson.Value, data []byte, rows []types.Row, kin
 	default:
 		return rows, kinds, d.fail("type", data, fmt.Errorf("unknown type %q (want INSERT, UPDATE or DELETE)", typ))
 	}
-	dataArr, err := v.Get("data").Array()
+	dataArr, err := arrayOf(v.Get("data"))
 	if err != nil {
 		if isNull(v.Get("data")) {
 			return rows, kinds, nil
@@ -412,13 +433,13 @@ func (d *cdcDecoder) canal(v *fastjson.Value, data []byte, rows []types.Row, kin
 	}
 	var old []*fastjson.Value
 	if kind == connectors.UpdateAfter {
-		if old, err = v.Get("old").Array(); err != nil || len(old) != len(dataArr) {
+		if old, err = arrayOf(v.Get("old")); err != nil || len(old) != len(dataArr) {
 			return rows, kinds, d.fail("old", data, fmt.Errorf("an UPDATE needs 'old', an array as long as 'data' (%d)", len(dataArr)))
 		}
 	}
 	n := len(rows)
 	for i, item := range dataArr {
-		obj, err := item.Object()
+		obj, err := objectOf(item)
 		if err != nil {
 			return rows[:n], kinds[:n], d.fail(fmt.Sprintf("data[%d]", i), data, errors.New("not an object"))
 		}
@@ -444,7 +465,7 @@ func (d *cdcDecoder) canal(v *fastjson.Value, data []byte, rows []types.Row, kin
 // beforeImage is the row before an update: the fields in old (those that changed)
 // over the fields of the new row.
 func (d *cdcDecoder) beforeImage(after *fastjson.Object, old *fastjson.Value, data []byte, path string) (types.Row, error) {
-	oldObj, err := old.Object()
+	oldObj, err := objectOf(old)
 	if err != nil {
 		return nil, d.fail(path, data, errors.New("not an object"))
 	}
@@ -452,7 +473,7 @@ func (d *cdcDecoder) beforeImage(after *fastjson.Object, old *fastjson.Value, da
 	m := merged.NewObject()
 	after.Visit(func(k []byte, x *fastjson.Value) { m.Set(string(k), x) })
 	oldObj.Visit(func(k []byte, x *fastjson.Value) { m.Set(string(k), x) })
-	mo, _ := m.Object()
+	mo, _ := objectOf(m)
 	return d.row(mo, data, path)
 }
 
@@ -465,7 +486,7 @@ func (d *cdcDecoder) canalMeta(v *fastjson.Value, dst types.Row) {
 		case "table":
 			val = str(v.Get("table"))
 		case "sql-type":
-			if obj, err := v.Get("sqlType").Object(); err == nil && obj != nil {
+			if obj, err := objectOf(v.Get("sqlType")); err == nil && obj != nil {
 				var entries []types.MapEntry
 				obj.Visit(func(k []byte, x *fastjson.Value) {
 					e := types.MapEntry{Key: types.StringValue(string(k)), Value: types.NullValue}
@@ -488,7 +509,7 @@ func (d *cdcDecoder) canalMeta(v *fastjson.Value, dst types.Row) {
 }
 
 func strArray(v *fastjson.Value) types.Value {
-	arr, err := v.Array()
+	arr, err := arrayOf(v)
 	if err != nil || isNull(v) {
 		return types.NullValue
 	}
@@ -510,7 +531,7 @@ func (d *cdcDecoder) maxwell(v *fastjson.Value, data []byte, rows []types.Row, k
 		}
 		rows, kinds = append(rows, row), append(kinds, connectors.Insert)
 	case "update":
-		obj, err := v.Get("data").Object()
+		obj, err := objectOf(v.Get("data"))
 		if err != nil {
 			return rows, kinds, d.fail("data", data, errors.New("not an object"))
 		}

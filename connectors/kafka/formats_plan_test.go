@@ -26,7 +26,10 @@ func TestFormatOptionsAtPlanTime(t *testing.T) {
 		{"'format' = 'avro-confluent', 'avro-confluent.url' = 'http://r', 'avro-confluent.basic-auth.user-info' = 'u:p'", ""},
 		{"'format' = 'avro-confluent', 'avro-confluent.url' = 'http://r', 'avro-confluent.subjet' = 's'",
 			"test.sql:3:65: unknown option 'avro-confluent.subjet' for format 'avro-confluent': did you mean 'avro-confluent.subject'?"},
-		{"'format' = 'avro-confluent'", "misses required option 'avro-confluent.url' for format 'avro-confluent'"},
+		{"'format' = 'avro-confluent'", "test.sql:1:1: table 't': option 'avro-confluent.url' = '': invalid Kafka table options: format 'avro-confluent' needs the schema registry's URL"},
+		{"'value.format' = 'avro-confluent'", "option 'value.avro-confluent.url' = ''"},
+		// Flink's fallback keys
+		{"'format' = 'avro-confluent', 'avro-confluent.schema-registry.url' = 'http://r', 'avro-confluent.schema-registry.subject' = 's'", ""},
 		{"'format' = 'avro-confluent', 'avro-confluent.url' = 'http://r', 'avro-confluent.properties.basic.auth.user.inf' = 'x'",
 			"did you mean 'avro-confluent.properties.basic.auth.user.info'?"},
 		{"'format' = 'avro-confluent', 'avro-confluent.url' = 'http://r', 'avro-confluent.basic-auth.credentials-source' = 'SASL_INHERIT'",

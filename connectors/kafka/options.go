@@ -103,6 +103,7 @@ type tableOptions struct {
 type formatChoice struct {
 	factory *connectors.FormatFactory
 	options map[string]string
+	prefix  string // of its options' keys: "", "key." or "value."
 }
 
 func optionError(table, key, value string, err error) error {
@@ -422,7 +423,7 @@ func (o *tableOptions) parseFormats(t connectors.TableInfo, opts connectors.Opti
 		return badOption(o.table, optValueFieldsInclude, "EXCEPT_KEY", "every column is in the key: the value would be empty")
 	}
 	o.defaultSubjects()
-	return nil
+	return o.checkRegistryURL()
 }
 
 // registryFormats are the formats that register their schema under a subject, whose
@@ -442,10 +443,27 @@ func (o *tableOptions) defaultSubjects() {
 		if f.c.factory == nil || !registryFormats[f.c.factory.Name] {
 			continue
 		}
-		if _, set := f.c.options["subject"]; !set {
+		_, set := f.c.options["subject"]
+		_, deprecated := f.c.options["schema-registry.subject"]
+		if !set && !deprecated {
 			f.c.options["subject"] = o.topics[0] + f.suffix
 		}
 	}
+}
+
+// checkRegistryURL checks that a format of the Avro schema registry has its url,
+// written as 'url' or Flink's fallback key 'schema-registry.url' (so the format cannot
+// declare either required).
+func (o *tableOptions) checkRegistryURL() error {
+	for _, c := range []formatChoice{o.value, o.key} {
+		if c.factory == nil || (c.factory.Name != "avro-confluent" && c.factory.Name != "debezium-avro-confluent") {
+			continue
+		}
+		if c.options["url"] == "" && c.options["schema-registry.url"] == "" {
+			return badOption(o.table, c.prefix+c.factory.Name+".url", "", "format '%s' needs the schema registry's URL", c.factory.Name)
+		}
+	}
+	return nil
 }
 
 // lookupFormat finds a registered format and the options written for it.
@@ -455,7 +473,7 @@ func lookupFormat(table, key, name string, raw map[string]string, prefix string)
 		return formatChoice{}, badOption(table, key, name, "unknown format (registered: %s)",
 			strings.Join(connectors.FormatNames(), ", "))
 	}
-	return formatChoice{factory: f, options: connectors.FormatOptions(raw, prefix, f.Name)}, nil
+	return formatChoice{factory: f, options: connectors.FormatOptions(raw, prefix, f.Name), prefix: prefix}, nil
 }
 
 func (o *tableOptions) parseSinkOptions(opts connectors.Options) error {

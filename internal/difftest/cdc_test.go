@@ -203,7 +203,9 @@ func TestCDCAgainstDuckDB(t *testing.T) {
 	formats := []struct {
 		name   string
 		schema bool
-	}{{"debezium-json", false}, {"canal-json", false}, {"maxwell-json", false}, {"debezium-json", true}}
+		set    string // a setting the round runs with
+	}{{"debezium-json", false, ""}, {"canal-json", false, "'table.exec.mini-batch.enabled' = 'true'"},
+		{"maxwell-json", false, ""}, {"debezium-json", true, "'table.exec.mini-batch.enabled' = 'true'"}}
 	for round, f := range formats {
 		rng := rand.New(rand.NewPCG(s, uint64(round)))
 		d := writeCDC(t, rng, 300+rng.IntN(300), f.name, f.schema)
@@ -220,7 +222,11 @@ func TestCDCAgainstDuckDB(t *testing.T) {
 				if err != nil {
 					t.Fatalf("DuckDB: %v\n%s", err, d.duck(dq))
 				}
-				got, err := RunPipesql(ctx, d.ddl()+q[0]+";\n", batch)
+				script := d.ddl() + q[0] + ";\n"
+				if f.set != "" {
+					script = "SET " + f.set + ";\n" + script
+				}
+				got, err := RunPipesql(ctx, script, batch)
 				if err != nil {
 					t.Fatalf("pipesql: %v\n%s", err, q[0])
 				}

@@ -1,0 +1,53 @@
+package difftest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// Window Top-N against DuckDB: the top rows of each window of a window aggregate
+// (WindowRank, insert-only), over the session test's clicks.
+
+var windowRankQueries = [][2]string{
+	{`SELECT window_start, k, n, rn FROM (SELECT window_start, k, n, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY n DESC, k) AS rn FROM (SELECT window_start, window_end, k, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, k)) WHERE rn <= 2`,
+		`SELECT ws, k, n, rn FROM (SELECT ws, k, n, ROW_NUMBER() OVER (PARTITION BY ws ORDER BY n DESC, k NULLS FIRST) AS rn FROM (SELECT time_bucket(INTERVAL 1 MINUTE, ts) AS ws, k, COUNT(*) AS n FROM %s GROUP BY ws, k)) WHERE rn <= 2`},
+	{`SELECT window_end, k, s FROM (SELECT *, RANK() OVER (PARTITION BY window_start, window_end ORDER BY s) AS r FROM (SELECT window_start, window_end, k, SUM(v) AS s FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(ts), INTERVAL '30' SECOND, INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, k)) WHERE r = 1`,
+		`SELECT we, k, s FROM (SELECT *, RANK() OVER (PARTITION BY we ORDER BY s NULLS FIRST) AS r FROM (SELECT w.we, k, SUM(v) AS s FROM %s, (SELECT DISTINCT time_bucket(INTERVAL 30 SECOND, ts) + INTERVAL 30 SECOND + INTERVAL (i * 30) SECOND AS we FROM %s, range(2) AS t(i)) AS w WHERE ts >= w.we - INTERVAL 1 MINUTE AND ts < w.we GROUP BY w.we, k)) WHERE r = 1`},
+}
+
+func TestWindowTopNAgainstDuckDB(t *testing.T) {
+	db := openDuck(t)
+	s := seed(t, 15)
+	for round := range 2 {
+		rng := rand.New(rand.NewPCG(s, uint64(round)))
+		dir := writeSessionData(t, rng, 400+rng.IntN(400))
+		src := fmt.Sprintf("read_json('%s/*.json', format = 'newline_delimited', columns = {id: 'BIGINT', k: 'VARCHAR', v: 'INTEGER', ts: 'TIMESTAMP'})", dir)
+		for i, q := range windowRankQueries {
+			t.Run(fmt.Sprintf("round%d/q%d", round, i), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				duck := fmt.Sprintf(q[1], src)
+				if i == 1 {
+					duck = fmt.Sprintf(q[1], src, src)
+				}
+				want, err := runDuck(ctx, db, duck)
+				if err != nil {
+					t.Fatalf("DuckDB: %v\n%s", err, duck)
+				}
+				got, err := RunPipesql(ctx, sessionDDL(dir)+q[0]+";\n", []int{1, 0}[round])
+				if err != nil {
+					t.Fatalf("pipesql: %v\n%s", err, q[0])
+				}
+				if diff := Diff(got, want); diff != "" {
+					t.Fatalf("%s\nresults differ: %s", q[0], diff)
+				}
+				if len(want) < 5 {
+					t.Fatalf("%d rows prove little", len(want))
+				}
+			})
+		}
+	}
+}
