@@ -531,3 +531,46 @@ func TestAvroConfluentTLS(t *testing.T) {
 		t.Errorf("without the CA: %v", err)
 	}
 }
+
+// TestAvroConfluentReferences reads a record whose schema names a type registered under
+// another subject (a schema reference).
+func TestAvroConfluentReferences(t *testing.T) {
+	reg := registrytest.New(t)
+	address := `{"type":"record","name":"Address","namespace":"shop","fields":[{"name":"city","type":"string"}]}`
+	customer := `{"type":"record","name":"Customer","namespace":"shop","fields":[
+		{"name":"name","type":"string"},{"name":"home","type":"shop.Address"}]}`
+	if _, err := reg.Register("shop.Address", registrytest.Avro, address); err != nil {
+		t.Fatal(err)
+	}
+	id, err := reg.Register("customers-value", registrytest.Avro, customer,
+		registrytest.Reference{Name: "shop.Address", Subject: "shop.Address", Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := &avro.SchemaCache{}
+	if _, err := parseAvroSchema(address, cache); err != nil {
+		t.Fatal(err)
+	}
+	w, err := parseAvroSchema(customer, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := avro.Marshal(w, map[string]any{"name": "ann", "home": map[string]any{"city": "Utrecht"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := append(binary.BigEndian.AppendUint32([]byte{0}, uint32(id)), body...)
+	table := types.Schema{
+		{Name: "name", Type: types.TypeString},
+		{Name: "home", Type: types.Type{Kind: types.Struct, Fields: []types.Field{{Name: "city", Type: types.TypeString}}}},
+	}
+	dec, err := NewAvroConfluentDecoder(produced(table), avroConfluentOpts(reg.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := make(types.Row, 2)
+	if err := dec.Decode(record, row); err != nil {
+		t.Fatal(err)
+	}
+	checkAvroRow(t, "references", row, types.Row{types.StringValue("ann"), types.RowValue([]types.Value{types.StringValue("Utrecht")})})
+}
