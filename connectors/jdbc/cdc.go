@@ -32,6 +32,7 @@ const (
 	cdcSlot    = "slot.name"
 	cdcPlugin  = "decoding.plugin.name"
 	cdcStartup = "scan.startup.mode"
+	cdcFetch   = "scan.snapshot.fetch.size"
 )
 
 var cdcOptions = []connectors.OptionSpec{
@@ -47,6 +48,7 @@ var cdcOptions = []connectors.OptionSpec{
 		Description: "the logical decoding plugin: pgoutput, built into PostgreSQL"},
 	{Key: cdcStartup, Type: connectors.EnumOption, Default: "initial", Enum: []string{"initial", "latest-offset", "snapshot"}, Source: true,
 		Description: "initial: a snapshot then the changes; latest-offset: the changes from now on; snapshot: the snapshot only"},
+	{Key: cdcFetch, Type: connectors.IntOption, Default: "1024", Source: true, Description: "rows of the snapshot read per round trip"},
 }
 
 // Metadata keys of postgres-cdc, as Flink CDC names them.
@@ -123,7 +125,7 @@ type CDCSource struct {
 
 type cdcOptionsRead struct {
 	table, host, db, schema, name, user, pass, slot, mode string
-	port                                                  int64
+	port, fetch                                           int64
 	pub                                                   string
 	o                                                     *tableOptions
 }
@@ -140,6 +142,12 @@ func parseCDC(t connectors.TableInfo) (*cdcOptionsRead, error) {
 	var err error
 	if r.port, _, err = o.Int(cdcPort); err != nil {
 		return nil, err
+	}
+	if r.fetch, _, err = o.Int(cdcFetch); err != nil {
+		return nil, err
+	}
+	if r.fetch < 1 {
+		return nil, fmt.Errorf("table %s: %w: option '%s' = '%d' must be at least 1", t.Name, ErrBadOptions, cdcFetch, r.fetch)
 	}
 	if r.mode, err = o.Enum(cdcStartup, "initial", "latest-offset", "snapshot"); err != nil {
 		return nil, err
@@ -382,7 +390,7 @@ func (s *CDCSource) Poll(ctx context.Context, maxWait time.Duration) ([]connecto
 }
 
 func (s *CDCSource) pollSnapshot(ctx context.Context) ([]connectors.SourceBatch, error) {
-	rs, err := s.tx.Query(ctx, "FETCH 2000 FROM pipesql_snapshot")
+	rs, err := s.tx.Query(ctx, fmt.Sprintf("FETCH %d FROM pipesql_snapshot", s.o.fetch))
 	if err != nil {
 		return nil, fmt.Errorf("postgres-cdc %s: snapshot: %w", s.o.table, err)
 	}
@@ -404,7 +412,7 @@ func (s *CDCSource) pollSnapshot(ctx context.Context) ([]connectors.SourceBatch,
 	if err := rs.Err(); err != nil {
 		return nil, fmt.Errorf("postgres-cdc %s: snapshot: %w", s.o.table, err)
 	}
-	if len(rows) < 2000 {
+	if int64(len(rows)) < s.o.fetch {
 		s.tx.Commit(ctx)
 		s.tx = nil
 		if s.o.mode == "snapshot" {

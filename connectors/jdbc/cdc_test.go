@@ -25,7 +25,7 @@ func TestCDCRestoreInSnapshot(t *testing.T) {
 	schema := types.Schema{col("id", types.TypeBigInt.WithNotNull(true)), col("v", types.TypeString)}
 	info := connectors.TableInfo{Name: "acc", Schema: schema, PrimaryKey: []string{"id"}, Options: map[string]string{
 		"connector": "postgres-cdc", "hostname": "127.0.0.1", "port": fmt.Sprint(pg.Port), "database-name": "postgres",
-		"schema-name": "public", "table-name": "acc", "username": "postgres", "slot.name": "s1"}}
+		"schema-name": "public", "table-name": "acc", "username": "postgres", "slot.name": "s1", "scan.snapshot.fetch.size": "2000"}}
 	cfg := connectors.SourceConfig{TableInfo: info, Log: &testLog{},
 		Produce: []connectors.ProducedColumn{{Name: "id", Type: schema[0].Type}, {Name: "v", Type: schema[1].Type},
 			{Name: "ts", Type: types.TimestampLTZType(3), MetadataKey: "op_ts"}}}
