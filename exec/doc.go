@@ -111,7 +111,13 @@
 // Metrics reports the pause (OperatorMetrics.SnapshotPause, CheckpointMetrics.LastPause).
 //
 // A regular join keeps both inputs' rows by join key and checkpoints them per side and
-// key group, as the group aggregate does its groups (join.go).
+// key group, as the group aggregate does its groups (join.go); a semi or anti join runs on
+// the same state (semi_join.go). An interval join keeps each row until no row of the
+// other side can join it, one cleanup timer per key fired by the watermark (or the clock),
+// and holds its output watermark back by its bounds so that the times it emits are not
+// late (interval_join.go, the one operator that implements watermarkHolder). A window
+// join buffers rows per window end and key and joins a window when the watermark passes
+// its end (window_join.go).
 //
 // Window aggregates checkpoint per window and key group (aggcheckpoint.go, opstate.go):
 // a checkpoint rewrites the key groups that changed since the previous completed

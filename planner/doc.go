@@ -17,8 +17,8 @@
 // (tables, columns, functions, connectors, options, metadata keys, settings) are answered
 // with the closest valid name: "unknown option 'scan.topic-partition-discover.interval'
 // for connector 'kafka': did you mean 'scan.topic-partition-discovery.interval'?".
-// Valid Flink SQL that pipesql does not run says so: "unsupported: interval join (a
-// JOIN condition on the time attributes of both sides: ...)".
+// Valid Flink SQL that pipesql does not run says so: "unsupported: interval join without
+// an upper bound: o.order_time - s.ship_time is bounded only from below; ...".
 //
 // # Plans
 //
@@ -41,8 +41,14 @@
 // A JOIN ... ON with an equality between the two sides is a regular Join over an
 // Exchange(distribution=[hash[keys]]) on each side, its other conditions evaluated on
 // each pair; outer joins are updating. UNION ALL is a Union over inputs cast to each
-// column's common type, UNION a DISTINCT over it (join.go). Interval, window, temporal
-// and lookup joins, joins without an equality and joins of updating inputs are refused.
+// column's common type, UNION a DISTINCT over it (join.go). Bounds on the distance
+// between both sides' time attributes make an IntervalJoin (interval_join.go: append-only,
+// state kept as long as the bounds and the watermark require, time attributes kept); a
+// join of two window table functions over the same window, on window_start and
+// window_end, a WindowJoin (window_join.go); IN (SELECT ...) and [NOT] EXISTS in WHERE a
+// SemiJoin, EXPLAINed as Join(joinType=[LeftSemiJoin|LeftAntiJoin]) (semi_join.go).
+// Event-time temporal joins, joins without an equality and joins of updating inputs are
+// refused.
 //
 // ROW_NUMBER, RANK and DENSE_RANK OVER (PARTITION BY ... ORDER BY ...) run only as
 // Flink runs them: in a subquery filtered on the rank by the query around it (rn <= N,
