@@ -44,6 +44,10 @@ func (p *planner) planInsert(ins *parser.Insert) (Node, error) {
 	if err := checkRequired(ins.At, t, false); err != nil {
 		return nil, err
 	}
+	if f := t.Format; f != nil && f.NewEncoder == nil && f.Bulk == nil {
+		// debezium-json and the other changelog formats (changelog.go) are read only.
+		return nil, errAt(ins.At, ErrUnsupported, "table '%s' cannot be written: format '%s' can only be read", t.Name, f.Name)
+	}
 	var persisted []int
 	for i := range t.Columns {
 		c := &t.Columns[i]
