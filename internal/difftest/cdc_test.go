@@ -193,6 +193,7 @@ var cdcQueries = [][2]string{
 	{`SELECT COUNT(*) AS n, MIN(g) AS first_g FROM t`, ``},
 	{`SELECT DISTINCT g FROM t`, ``},
 	{`SELECT g, id, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY g ORDER BY v DESC, id) AS rn FROM t WHERE v IS NOT NULL) WHERE rn <= 2`, ``},
+	{`SELECT g, COUNT(*) AS n FROM (SELECT g FROM t UNION ALL SELECT g FROM t WHERE v > 10) GROUP BY g`, ``},
 	{`SELECT g, v, r FROM (SELECT g, v, RANK() OVER (PARTITION BY g ORDER BY v) AS r FROM t WHERE v IS NOT NULL) WHERE r <= 3`, ``},
 }
 
