@@ -56,3 +56,25 @@ func TestFormatOptionsAtPlanTime(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOnlyFormatAtInsert: writing a table whose format can only be read fails when
+// the INSERT is planned.
+func TestReadOnlyFormatAtInsert(t *testing.T) {
+	stmts, err := parser.ParseScript("job.sql", `CREATE TABLE d (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 't',
+  'properties.bootstrap.servers' = 'localhost:9092', 'format' = 'debezium-avro-confluent', 'debezium-avro-confluent.url' = 'http://r');
+CREATE TABLE s (id BIGINT) WITH ('connector' = 'datagen');
+INSERT INTO d SELECT id FROM s;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := planner.NewSession()
+	for _, st := range stmts[:2] {
+		if err := s.Apply(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = s.Plan(stmts[2])
+	if err == nil || !strings.Contains(err.Error(), "format 'debezium-avro-confluent' can only be read") {
+		t.Errorf("INSERT into a debezium-avro-confluent table: %v", err)
+	}
+}
