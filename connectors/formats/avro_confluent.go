@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/rest"
@@ -207,23 +206,16 @@ func (t bearerToken) GetAuthenticationHeader() (string, error) { return "Bearer 
 func (t bearerToken) GetIdentityPoolID() (string, error)       { return "", nil }
 func (t bearerToken) GetLogicalCluster() (string, error)       { return "", nil }
 
-// avroRegistries holds one registry client per configuration, shared by the decoders
-// and encoders of a process, so that a schema is fetched once per registry rather than
-// once per reader.
-var avroRegistries sync.Map // config key -> schemaregistry.Client
-
+// avroRegistry returns a registry client for a decoder or encoder. Each has its own:
+// ids are immutable in a registry, but a client shared by URL would carry one
+// registry's ids over to another later served at the same address (tests' servers on
+// reused ports); a decoder fetches each id once anyway.
 func avroRegistry(c avroConfluentConfig) (schemaregistry.Client, error) {
-	key := fmt.Sprintf("%s|%s|%s|%s|%v|%s|%s", c.url, c.client.BasicAuthCredentialsSource, c.client.BasicAuthUserInfo,
-		c.client.BearerAuthCredentialsSource, c.client.AuthenticationHeaderProvider, c.client.SslCaLocation, c.client.SslCertificateLocation)
-	if cl, ok := avroRegistries.Load(key); ok {
-		return cl.(schemaregistry.Client), nil
-	}
 	cl, err := schemaregistry.NewClient(c.client)
 	if err != nil {
 		return nil, fmt.Errorf("schema registry %s: %w", c.url, err)
 	}
-	actual, _ := avroRegistries.LoadOrStore(key, cl)
-	return actual.(schemaregistry.Client), nil
+	return cl, nil
 }
 
 // avroWriterSchema is a schema fetched from the registry, compiled for a decoder's columns.

@@ -53,7 +53,7 @@
 // down, the skipped columns' types coming from ProducedColumn.Declared), and a record
 // becomes a row without intermediate Go values. 'avro-confluent' adds Confluent's wire
 // header (magic byte 0, schema id) and the registry (confluent-kafka-go's client, one
-// per registry in the process): a writer schema is fetched and compiled once per id;
+// per decoder or encoder): a writer schema is fetched and compiled once per id;
 // the encoder registers its schema under the subject on its first record. An id the
 // registry does not know is a bad record, an unreachable registry ErrRegistryUnavailable.
 // 'debezium-avro-confluent' reads Debezium's Envelope records in that wire format as
