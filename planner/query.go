@@ -455,9 +455,9 @@ func (p *planner) planAggregate(sel *parser.Select, items []selectItem, from *re
 			retracting(g) // changelog.go
 		}
 		aggNode = g
-		if nAggs > 0 || g.Retract {
-			changelog = Updating
-		}
+		// Every GroupAggregate is updating, as in Flink (and as exec runs it), with or
+		// without aggregates: see distinct.
+		changelog = Updating
 	}
 
 	// Above: the select list and HAVING over the aggregation's output.
