@@ -527,6 +527,14 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		return &opSpec{name: "deduplicate", stateDesc: describeRank(n.Input.Schema(), cfg), build: func(*runEnv, *opMetrics) (operator, error) {
 			return newRankOp(cfg), nil
 		}}, nil
+	case *planner.Expand:
+		op, err := compileExpand(n) // expand.go
+		if err != nil {
+			return nil, err
+		}
+		return &opSpec{name: "expand", build: func(*runEnv, *opMetrics) (operator, error) {
+			return op, nil
+		}}, nil
 	case *planner.WindowRank:
 		if updating {
 			return nil, fmt.Errorf("%w: window rank over an updating input", ErrUnsupportedPlan)

@@ -797,6 +797,10 @@ func funcNameNeedsQuotes(name string) bool {
 }
 
 func (f *formatter) call(e *FuncCall) {
+	if e.Name == "GROUPING_SETS" && e.Over == nil {
+		f.groupingSets(e) // grouping.go
+		return
+	}
 	args := e.Args
 	timeUnitAt := func(i int) bool {
 		if i >= len(args) {

@@ -514,7 +514,7 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 	case w == "FOR" && nt.is("SYSTEM_TIME"):
 		return l.emitAsOf(i, hi)
 	case w == "GROUPING" && nt.is("SETS"):
-		return 0, unsupportedErr(t.pos, "GROUPING SETS is not supported")
+		return l.emitGroupingSets(i, hi, level) // grouping.go
 	case w == "NULLS" && (nt.is("FIRST") || nt.is("LAST")):
 		return 0, unsupportedErr(t.pos, "unsupported: NULLS %s (pipesql runs no ORDER BY on a stream)", nt.val)
 	case unsupportedWords[w] != "":

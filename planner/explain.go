@@ -384,6 +384,8 @@ func describeState(b *strings.Builder, n Node) {
 		fmt.Fprintf(b, "limit %d\n", x.N)
 	case *OverAggregate:
 		describeOver(b, x) // over.go
+	case *Expand:
+		fmt.Fprintf(b, "expand keys=%d sets=%v\n", len(x.Keys), x.Sets)
 	case *WindowRank:
 		fmt.Fprintf(b, "window-rank %s %d..%d rankNumber=%v", x.Type, x.Start, x.End, x.RankNumber)
 		describeRankKeys(b, x.Input, x.PartitionBy, x.OrderBy)
@@ -469,6 +471,11 @@ func lineage(n Node, col int) string {
 	case *WindowRank:
 		if col >= len(x.Input.Schema()) {
 			return "rank-number"
+		}
+		return lineage(x.Input, col)
+	case *Expand:
+		if col >= len(x.Input.Schema()) {
+			return "grouping-id"
 		}
 		return lineage(x.Input, col)
 	case *Rank:

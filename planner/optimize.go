@@ -143,6 +143,8 @@ func (o *optimizer) prune(n Node, used []bool) (Node, []int, error) {
 		return o.pruneOver(x, used) // over.go
 	case *WindowRank:
 		return o.pruneWindowRank(x, used) // window_rank.go
+	case *Expand:
+		return o.pruneExpand(x, used) // grouping.go
 	case *Rank:
 		return o.pruneRank(x, used)
 	case *Deduplicate:
@@ -409,6 +411,11 @@ func merge(n Node, keepNames bool) Node {
 		w.Input = merge(x.Input, false)
 		w.Out = renamedLike(x.Out, w.Input.Schema())
 		return &w
+	case *Expand:
+		e := *x
+		e.Input = merge(x.Input, false)
+		e.Out = renamedLike(x.Out, e.Input.Schema())
+		return &e
 	case *Rank:
 		r := *x
 		r.Input = merge(x.Input, false)

@@ -167,6 +167,9 @@ func (p *planner) planSelect(sel *parser.Select, env *cteEnv) (*relation, error)
 	if sel.Qualify != nil {
 		return p.planQualify(sel, env) // over.go
 	}
+	if hasGroupingSets(sel.GroupBy) {
+		return p.planGroupingSets(sel, env) // grouping.go
+	}
 	var from *relation
 	whereAST := sel.Where
 	topN, rest, err := p.planTopN(sel, env) // rank.go
