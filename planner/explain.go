@@ -382,6 +382,8 @@ func describeState(b *strings.Builder, n Node) {
 		describeAggs(b, x.Input, x.Keys, x.Aggs)
 	case *Limit:
 		fmt.Fprintf(b, "limit %d\n", x.N)
+	case *TemporalSort:
+		b.WriteString(x.describeState() + "\n") // sort.go
 	case *OverAggregate:
 		describeOver(b, x) // over.go
 	case *Expand:
@@ -459,8 +461,8 @@ func lineage(n Node, col int) string {
 		return formatExpr(x.Projections[col], func(c *ColumnRef) string { return lineage(x.Input, c.Index) })
 	case *WatermarkAssigner:
 		return lineage(x.Input, col)
-	case *Limit:
-		return lineage(x.Input, col)
+	case *Limit, *TemporalSort:
+		return lineage(x.Children()[0], col)
 	case *Deduplicate:
 		return lineage(x.Input, col)
 	case *OverAggregate:

@@ -149,6 +149,8 @@ func (o *optimizer) prune(n Node, used []bool) (Node, []int, error) {
 		return o.pruneRank(x, used)
 	case *Deduplicate:
 		return o.pruneDedup(x, used)
+	case *TemporalSort:
+		return o.pruneTemporalSort(x, used) // sort.go
 	case *Limit:
 		in, m, err := o.prune(x.Input, used)
 		if err != nil {
@@ -430,6 +432,10 @@ func merge(n Node, keepNames bool) Node {
 		l := *x
 		l.Input = merge(x.Input, keepNames)
 		return &l
+	case *TemporalSort:
+		t := *x
+		t.Input = merge(x.Input, keepNames)
+		return &t
 	case *Exchange:
 		e := *x
 		e.Input = merge(x.Input, false)

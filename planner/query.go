@@ -86,7 +86,11 @@ func (p *planner) planQuery(q *parser.Query, env *cteEnv) (*relation, error) {
 		return nil, errAt(q.At, ErrUnsupported, "unsupported: query body %T", q.Body)
 	}
 	if len(q.OrderBy) > 0 {
-		return nil, errAt(q.OrderBy[0].At, ErrUnsupported, "unsupported: ORDER BY on an unbounded stream")
+		r, err := p.planOrderBy(q.OrderBy, rel) // sort.go
+		if err != nil {
+			return nil, err
+		}
+		rel = r
 	}
 	if q.Limit != nil {
 		lit, err := (&binder{scope: &scope{}, clause: "LIMIT"}).bind(q.Limit)

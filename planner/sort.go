@@ -1,0 +1,118 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pipesql/pipesql/parser"
+	"github.com/pipesql/pipesql/types"
+)
+
+// ORDER BY in streaming
+//
+// A query ORDER BY whose first key is an ascending event-time attribute plans as Flink's
+// TemporalSort: rows wait until the watermark passes their time and are then emitted in
+// the order of the time and the other keys, so the output is insert-only and keeps the
+// time attribute. Flink refuses every other sort of an unbounded stream ("Sort on a
+// non-time-attribute field is not supported"), and so does pipesql. ORDER BY a
+// processing-time attribute, which Flink runs by sorting the rows of each millisecond of
+// wall clock by the other keys, is refused here (not built).
+
+// TemporalSort emits the rows of its insert-only input sorted by OrderBy, whose first key
+// is the ascending event-time attribute: a row is emitted when the watermark reaches its
+// time, rows of one time in the order of the other keys and then of arrival. A row at or
+// behind the watermark on arrival is late: dropped and counted.
+type TemporalSort struct {
+	Input   Node
+	OrderBy []SortKey
+}
+
+var _ Node = (*TemporalSort)(nil)
+
+func (n *TemporalSort) Children() []Node     { return []Node{n.Input} }
+func (n *TemporalSort) Schema() types.Schema { return n.Input.Schema() }
+func (n *TemporalSort) Changelog() Changelog { return InsertOnly }
+func (n *TemporalSort) Explain() string {
+	return "TemporalSort(orderBy=[" + sortKeysString(n.Input.Schema(), n.OrderBy) + "])"
+}
+
+func sortKeysString(in types.Schema, keys []SortKey) string {
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		dir := "ASC"
+		if k.Desc {
+			dir = "DESC"
+		}
+		parts[i] = in[k.Col].Name + " " + dir
+	}
+	return strings.Join(parts, ", ")
+}
+
+// planOrderBy plans the ORDER BY of a query over rel, its body: each key must be a column
+// of the body's select list, the first an ascending event-time attribute.
+func (p *planner) planOrderBy(items []parser.OrderItem, rel *relation) (*relation, error) {
+	b := &binder{scope: rel.scope, clause: "ORDER BY"}
+	keys := make([]SortKey, 0, len(items))
+	for i, it := range items {
+		x, err := b.bind(it.Expr)
+		if err != nil {
+			return nil, err
+		}
+		ref, ok := x.(*ColumnRef)
+		if !ok {
+			return nil, errAt(it.At, ErrUnsupported, "unsupported: ORDER BY %s: order by a column of the select list", parser.Format(it.Expr))
+		}
+		if i == 0 {
+			switch {
+			case ref.T.TimeAttr == types.ProcTime:
+				return nil, errAt(it.At, ErrUnsupported, "unsupported: ORDER BY a processing-time attribute (%s); sort on an event-time attribute", parser.Format(it.Expr))
+			case ref.T.TimeAttr != types.RowTime || it.Desc:
+				return nil, errAt(it.At, ErrUnsupported, "unsupported: sort on a non-time-attribute field is not supported in streaming: ORDER BY must start with an ascending event-time attribute, and %s is %s", parser.Format(it.Expr), orderDesc(ref.T, it.Desc))
+			}
+			if rel.changelog != InsertOnly {
+				return nil, errAt(it.At, ErrUnsupported, "unsupported: ORDER BY over an updating input: a temporal sort needs an insert-only input")
+			}
+		}
+		keys = append(keys, SortKey{Col: ref.Index, Desc: it.Desc})
+	}
+	return &relation{node: &TemporalSort{Input: rel.node, OrderBy: keys}, scope: rel.scope, changelog: InsertOnly}, nil
+}
+
+func orderDesc(t types.Type, desc bool) string {
+	if t.TimeAttr == types.RowTime && desc {
+		return "descending"
+	}
+	return fmt.Sprintf("%s, not a time attribute", t)
+}
+
+// pruneTemporalSort keeps the input columns used above and the sort keys.
+func (o *optimizer) pruneTemporalSort(x *TemporalSort, used []bool) (Node, []int, error) {
+	inUsed := append([]bool(nil), used...)
+	for _, k := range x.OrderBy {
+		inUsed[k.Col] = true
+	}
+	in, m, err := o.prune(x.Input, inUsed)
+	if err != nil {
+		return nil, nil, err
+	}
+	keys := make([]SortKey, len(x.OrderBy))
+	for i, k := range x.OrderBy {
+		keys[i] = SortKey{Col: m[k.Col], Desc: k.Desc}
+	}
+	return &TemporalSort{Input: in, OrderBy: keys}, m, nil
+}
+
+// describeState is what shapes the sort's state: its keys traced to the sources, and the
+// buffered row's types.
+func (n *TemporalSort) describeState() string {
+	var b strings.Builder
+	in := n.Input.Schema()
+	b.WriteString("temporal-sort")
+	for _, k := range n.OrderBy {
+		fmt.Fprintf(&b, " key=%s:%s desc=%v", lineage(n.Input, k.Col), in[k.Col].Type.WithoutTimeAttr(), k.Desc)
+	}
+	for _, c := range in {
+		fmt.Fprintf(&b, " col=%s", c.Type.WithoutTimeAttr())
+	}
+	return b.String()
+}
