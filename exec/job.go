@@ -494,7 +494,7 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 			name = "anti join"
 		}
 		return &opSpec{name: name, stateDesc: describeSemiJoin(n), build: func(rt *runEnv, _ *opMetrics) (operator, error) {
-			return newSemiJoinOp(cfg, n.Anti), nil
+			return newSemiJoinOp(cfg, n), nil
 		}}, nil
 	case *planner.Union:
 		for _, in := range n.Inputs {

@@ -20,6 +20,12 @@ import (
 // it (-D) when its first match arrives, so its output is updating. A left row whose key
 // has a NULL never matches: a semi join drops it, an anti join emits it for good; a right
 // one is not kept. The state is a regular join's (the same layout and checkpoint code).
+//
+// NOT IN's null-aware anti join keeps NULL keys too, under the key of NULL: a left row
+// qualifies while the right side is empty, or when its key is not NULL, no right row has
+// it and no right key is NULL. The first right row deletes the emitted rows with a NULL
+// key, the first NULL right key every emitted row, any other right row the emitted rows of
+// its key.
 
 func compileSemiJoin(n *planner.SemiJoin, env eval.Env) (*joinConfig, error) {
 	j := &planner.Join{Left: n.Left, Right: n.Right, Type: planner.InnerJoin, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
@@ -28,6 +34,9 @@ func compileSemiJoin(n *planner.SemiJoin, env eval.Env) (*joinConfig, error) {
 	cfg, err := compileJoin(j, env, 0)
 	if err != nil {
 		return nil, err
+	}
+	if n.NullAware && (n.Where != nil || len(n.LeftKeys) != 1) {
+		return nil, fmt.Errorf("%w: a null-aware anti join of %d keys with a condition", ErrUnsupportedPlan, len(n.LeftKeys))
 	}
 	if len(n.Out) != cfg.widths[0] {
 		return nil, fmt.Errorf("%w: semi join has %d output columns, want %d", ErrUnsupportedPlan, len(n.Out), cfg.widths[0])
@@ -38,7 +47,10 @@ func compileSemiJoin(n *planner.SemiJoin, env eval.Env) (*joinConfig, error) {
 func describeSemiJoin(n *planner.SemiJoin) string {
 	j := &planner.Join{Left: n.Left, Right: n.Right, Type: planner.InnerJoin, KeyTypes: n.KeyTypes}
 	kind := "semi join "
-	if n.Anti {
+	switch {
+	case n.NullAware:
+		kind = "null-aware anti join "
+	case n.Anti:
 		kind = "anti join "
 	}
 	return strings.Replace(describeJoin(j), "join InnerJoin ", kind, 1)
@@ -47,11 +59,92 @@ func describeSemiJoin(n *planner.SemiJoin) string {
 // semiJoinOp runs a semi or anti join on a regular join's state.
 type semiJoinOp struct {
 	*joinOp
-	anti bool
+	anti, nullAware bool
 }
 
-func newSemiJoinOp(cfg *joinConfig, anti bool) *semiJoinOp {
-	return &semiJoinOp{joinOp: newJoinOp(cfg, nil), anti: anti}
+func newSemiJoinOp(cfg *joinConfig, n *planner.SemiJoin) *semiJoinOp {
+	return &semiJoinOp{joinOp: newJoinOp(cfg, nil), anti: n.Anti, nullAware: n.NullAware}
+}
+
+// nullKey is the bucket key of the rows with a NULL key in a null-aware anti join.
+var nullKey = string(appendKey(nil, types.NullValue))
+
+// qualifies reports whether a left row of a null-aware anti join is in the result when
+// the right side has right rows, nulls of them with a NULL key.
+func qualifies(rec *joinRecord, isNull bool, right, nulls int64) bool {
+	return right == 0 || !isNull && nulls == 0 && rec.matches == 0
+}
+
+func (o *semiJoinOp) processNullAware(ctx context.Context, s int, b batch, out *outbox) error {
+	left, right := o.sides[0], o.sides[1]
+	nulls := func() int64 {
+		if nb := right.buckets[nullKey]; nb != nil {
+			return int64(len(nb.recs))
+		}
+		return 0
+	}
+	for i, row := range b.rows {
+		if k := b.kind(i); k != connectors.Insert {
+			return fmt.Errorf("%w: anti join received %s", ErrRetraction, k)
+		}
+		key, ok, err := o.key(s, row)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			key = []byte(nullKey)
+		}
+		if s == 0 {
+			rec := joinRecord{row: row}
+			if ok {
+				if rb := right.buckets[string(key)]; rb != nil {
+					rec.matches = int64(len(rb.recs))
+				}
+			}
+			if qualifies(&rec, !ok, right.rows, nulls()) {
+				if err := out.emit(ctx, connectors.Insert, row); err != nil {
+					return err
+				}
+			}
+			bk := left.bucket(key)
+			bk.recs = append(bk.recs, rec)
+			left.rows++
+			left.changed.set(bk.kg)
+			continue
+		}
+		rowsBefore, nullsBefore := right.rows, nulls()
+		bk := right.bucket(key)
+		bk.recs = append(bk.recs, joinRecord{row: row})
+		right.rows++
+		right.changed.set(bk.kg)
+		// The left rows this right row may take out of the result: all of them when it is
+		// the first right row or the first NULL key, else those of its key.
+		var buckets []*joinBucket
+		if rowsBefore == 0 || !ok && nullsBefore == 0 {
+			for _, lb := range left.buckets {
+				buckets = append(buckets, lb)
+			}
+		} else if lb := left.buckets[string(key)]; ok && lb != nil {
+			buckets = append(buckets, lb)
+		}
+		for _, lb := range buckets {
+			isNull := lb.key == nullKey
+			for r := range lb.recs {
+				rec := &lb.recs[r]
+				before := qualifies(rec, isNull, rowsBefore, nullsBefore)
+				if ok && !isNull && lb.key == string(key) {
+					rec.matches++
+					left.changed.set(lb.kg)
+				}
+				if before && !qualifies(rec, isNull, right.rows, nulls()) {
+					if err := out.emit(ctx, connectors.Delete, rec.row); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 var _ multiInput = (*semiJoinOp)(nil)
@@ -67,6 +160,9 @@ func (o *semiJoinOp) matches(l, r types.Row) (bool, error) {
 func (o *semiJoinOp) processInput(ctx context.Context, s int, b batch, out *outbox) error {
 	if s != 0 && s != 1 {
 		return fmt.Errorf("%w: semi join input %d", ErrInternal, s)
+	}
+	if o.nullAware {
+		return o.processNullAware(ctx, s, b, out)
 	}
 	me, other := o.sides[s], o.sides[1-s]
 	for i, row := range b.rows {

@@ -21,6 +21,12 @@ func TestSemiJoinsFromSQL(t *testing.T) {
 			[]string{"(4, 7)", "(5, 8)", "(6, 9)"}},
 		{"not exists with a condition", `SELECT order_id FROM orders o WHERE NOT EXISTS (SELECT 1 FROM customers c WHERE c.id = o.customer_id AND c.name = 'bob')`,
 			[]string{"(1)", "(3)", "(4)", "(5)", "(6)"}},
+		{"not in", `SELECT order_id FROM orders WHERE customer_id NOT IN (SELECT id FROM customers)`, []string{"(4)", "(6)"}},
+		{"not in with a NULL in the subquery", `SELECT name FROM customers WHERE id NOT IN (SELECT customer_id FROM orders)`, nil},
+		{"not in without NULLs in the subquery", `SELECT name FROM customers WHERE id NOT IN (SELECT customer_id FROM orders WHERE amount < 8)`,
+			[]string{"(bea)", "(bob)", "(cid)"}},
+		{"not in an empty subquery", `SELECT order_id FROM orders WHERE customer_id NOT IN (SELECT id FROM customers WHERE name = 'zed')`,
+			[]string{"(1)", "(2)", "(3)", "(4)", "(5)", "(6)"}},
 		{"customers without orders", `SELECT name FROM customers c WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id)`,
 			[]string{"(cid)"}},
 	} {

@@ -18,14 +18,17 @@ import (
 // condition. Both inputs must be append-only. A semi join's output is append-only: a row
 // is emitted once, when its first match is there. An anti join's is updating: a row is
 // emitted when it arrives without a match and deleted (-D) when its first match arrives.
-// NOT IN (SELECT ...) is refused for now: its NULL semantics (one NULL in the subquery
-// empties the result) need a null-aware anti join.
+// x NOT IN (SELECT y ...) is a null-aware anti join, as in Flink: a row qualifies when the
+// subquery is empty, or when x is not NULL, no y equals it and no y is NULL (so a NULL x,
+// or one NULL y, keeps the row out once the subquery has a row).
 
 // SemiJoin keeps the rows of Left that have (Anti: do not have) a row of Right with equal
 // keys for which Where holds. Its output is Left's columns.
 type SemiJoin struct {
-	Left, Right         Node
-	Anti                bool
+	Left, Right Node
+	Anti        bool
+	// NullAware is NOT IN's anti join: NULL keys count (see above); one key, no Where.
+	NullAware           bool
 	LeftKeys, RightKeys []int
 	KeyTypes            []types.Type
 	// Where is the rest of the condition over the joined row (left then right columns),
@@ -80,9 +83,6 @@ func (p *planner) planSubqueryFilters(from *relation, where parser.Expr, env *ct
 		case *parser.InExpr:
 			if x.Subquery == nil {
 				break
-			}
-			if x.Not {
-				return nil, nil, errAt(x.At, ErrUnsupported, "unsupported: NOT IN (SELECT ...) is not supported yet (its NULL semantics need a null-aware anti join): write NOT EXISTS (SELECT ... WHERE inner.col = outer.col), which differs when the subquery has NULLs")
 			}
 			if from, err = p.planInSubquery(from, x, env); err != nil {
 				return nil, nil, err
@@ -139,7 +139,8 @@ func checkAppendOnly(pos parser.Pos, rel *relation, what string) error {
 	return nil
 }
 
-// planInSubquery plans x IN (SELECT y ...) as a semi join on x = y.
+// planInSubquery plans x IN (SELECT y ...) as a semi join on x = y, x NOT IN (SELECT y
+// ...) as a null-aware anti join.
 func (p *planner) planInSubquery(from *relation, x *parser.InExpr, env *cteEnv) (*relation, error) {
 	sub, err := p.planQuery(x.Subquery, env)
 	if err != nil {
@@ -169,7 +170,17 @@ func (p *planner) planInSubquery(from *relation, x *parser.InExpr, env *cteEnv) 
 	if !ok {
 		return nil, errAt(x.At, ErrTypeMismatch, "type mismatch: %s IN (SELECT ...) compares %s with %s", ExplainExpr(ref), ref.T.WithoutTimeAttr(), y.t.WithoutTimeAttr())
 	}
-	return semiJoin(from, sub, false, []int{l}, []int{r}, []types.Type{t}, nil, cond), nil
+	if !x.Not {
+		return semiJoin(from, sub, false, []int{l}, []int{r}, []types.Type{t}, nil, cond), nil
+	}
+	// As Flink shows it: OR(=(x, y), IS NULL(x), IS NULL(y)).
+	isNull := func(e Expr) Expr {
+		return &Call{Func: "IS NULL", Args: []Expr{e}, T: types.TypeBoolean.WithNotNull(true)}
+	}
+	naCond := &Call{Func: "OR", Args: []Expr{&Call{Func: "OR", Args: []Expr{cond, isNull(cond.Args[0])}, T: types.TypeBoolean}, isNull(cond.Args[1])}, T: types.TypeBoolean}
+	rel := semiJoin(from, sub, true, []int{l}, []int{r}, []types.Type{t}, nil, naCond)
+	rel.node.(*SemiJoin).NullAware = true
+	return rel, nil
 }
 
 // planExists plans [NOT] EXISTS (SELECT ... FROM t WHERE t.k = outer.k [AND ...]) as a
@@ -313,7 +324,7 @@ func (o *optimizer) pruneSemiJoin(x *SemiJoin, used []bool) (Node, []int, error)
 
 // describeSemiJoin writes what shapes a semi join's state, for the fingerprint.
 func describeSemiJoin(b *strings.Builder, x *SemiJoin) {
-	fmt.Fprintf(b, "semi-join anti=%v", x.Anti)
+	fmt.Fprintf(b, "semi-join anti=%v null-aware=%v", x.Anti, x.NullAware)
 	for i := range x.LeftKeys {
 		fmt.Fprintf(b, " key=%s=%s:%s", lineage(x.Left, x.LeftKeys[i]), lineage(x.Right, x.RightKeys[i]), x.KeyTypes[i])
 	}

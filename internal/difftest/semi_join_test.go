@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Semi and anti joins against DuckDB: IN (SELECT ...), EXISTS and NOT EXISTS over the
+// Semi and anti joins against DuckDB: IN (SELECT ...), NOT IN, EXISTS and NOT EXISTS over the
 // random orders and customers of the join tests (NULL keys, keys that repeat, keys with
 // no partner), compared as the final state of pipesql's changelog (an anti join deletes a
 // row when its first match arrives).
@@ -19,6 +19,8 @@ var semiJoinQueries = []string{
 	`SELECT o.order_id, o.tag FROM orders o WHERE NOT EXISTS (SELECT 1 FROM customers c WHERE c.id = o.customer_id)`,
 	`SELECT o.order_id FROM orders o WHERE NOT EXISTS (SELECT 1 FROM customers c WHERE c.id = o.customer_id AND c.tier * 20 < o.amount)`,
 	`SELECT c.name FROM customers c WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id AND o.amount > 90 AND o.tag = c.tag)`,
+	`SELECT o.order_id, o.customer_id FROM orders o WHERE o.customer_id NOT IN (SELECT id FROM customers WHERE tier < 3)`,
+	`SELECT c.name FROM customers c WHERE c.id NOT IN (SELECT customer_id FROM orders WHERE amount > 95 AND customer_id IS NOT NULL)`,
 	`SELECT c.tag, COUNT(*) AS n FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.id) GROUP BY c.tag`,
 }
 
