@@ -15,5 +15,13 @@
 // passes the source, so the positions and the operator state of a checkpoint describe the
 // same cut of the input. Offsets go back to Kafka only in CheckpointComplete.
 //
+// # Changelogs
+//
+// A source may emit updates and deletes: SourceBatch.Kinds gives each row's RowKind, and
+// the table's ChangelogMode (Factory.Changelog, else the value format's
+// FormatFactory.Changelog) tells the planner what to expect: insert-only, upsert by the
+// primary key (upsert-kafka; the planner adds a ChangelogNormalize), or all changes (the
+// CDC formats, through ChangeDecoder and MetadataDecoder). See changelog.go.
+//
 // This package imports only the types package: connectors never see the planner or exec.
 package connectors
