@@ -121,6 +121,7 @@ type CDCSource struct {
 	// when one completes, the last snapshot is its.
 	lastSnap pglogrepl.LSN
 	degraded string
+	lost     int // failed attempts to reach the server since it was last reached
 }
 
 type cdcOptionsRead struct {
@@ -478,22 +479,45 @@ func compareRows(a, b types.Row) int {
 }
 
 func (s *CDCSource) pollStream(ctx context.Context, maxWait time.Duration) ([]connectors.SourceBatch, error) {
+	if s.repl == nil {
+		// The connection was lost: reconnect and stream again from the position (the
+		// transaction being received when it broke comes again whole).
+		repl, err := s.replConn(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if !connectionLost(err) {
+				return nil, err
+			}
+			return nil, s.lostConnection(ctx, err, maxWait)
+		}
+		s.repl = repl
+	}
 	if !s.streams {
 		err := pglogrepl.StartReplication(ctx, s.repl, s.o.slot, s.pos, pglogrepl.StartReplicationOptions{
 			PluginArgs: []string{"proto_version '1'", "publication_names '" + s.o.pub + "'"}})
 		if err != nil {
+			if connectionLost(err) || s.repl.IsClosed() {
+				return nil, s.lostConnection(ctx, err, maxWait)
+			}
 			return nil, fmt.Errorf("postgres-cdc %s: start replication at %s: %w", s.o.table, s.pos, err)
 		}
 		s.streams = true
 		s.lastAck = s.clock.Now()
+		if s.lost > 0 {
+			s.log.Info("postgres-cdc: replication resumed", "table", s.o.table, "lsn", s.pos.String(), "attempts", s.lost)
+		}
+		s.lost, s.degraded = 0, ""
 	}
 	var rows []types.Row
 	var kinds []connectors.RowKind
 	deadline := s.clock.Now().Add(maxWait)
-	for {
+	for s.repl != nil { // nil once the connection is lost: the next Poll reconnects
 		if s.clock.Now().Sub(s.lastAck) > 5*time.Second {
 			if err := s.ack(ctx); err != nil {
-				return nil, err
+				s.lostConnection(context.WithoutCancel(ctx), err, 0)
+				break
 			}
 		}
 		wait := deadline.Sub(s.clock.Now())
@@ -510,6 +534,11 @@ func (s *CDCSource) pollStream(ctx context.Context, maxWait time.Duration) ([]co
 				}
 				break
 			}
+			if connectionLost(err) || s.repl.IsClosed() {
+				// Return the transactions received whole; the next Poll reconnects.
+				s.lostConnection(context.WithoutCancel(ctx), err, 0)
+				break
+			}
 			return nil, fmt.Errorf("postgres-cdc %s: replication: %w", s.o.table, err)
 		}
 		cd, ok := msg.(*pgproto3.CopyData)
@@ -524,7 +553,7 @@ func (s *CDCSource) pollStream(ctx context.Context, maxWait time.Duration) ([]co
 			ka, err := pglogrepl.ParsePrimaryKeepaliveMessage(cd.Data[1:])
 			if err == nil && ka.ReplyRequested {
 				if err := s.ack(ctx); err != nil {
-					return nil, err
+					s.lostConnection(context.WithoutCancel(ctx), err, 0)
 				}
 			}
 		case pglogrepl.XLogDataByteID:
@@ -547,6 +576,25 @@ func (s *CDCSource) pollStream(ctx context.Context, maxWait time.Duration) ([]co
 		return nil, nil
 	}
 	return []connectors.SourceBatch{{Split: s.Splits()[0], Rows: rows, Kinds: kinds}}, nil
+}
+
+// lostConnection drops the replication connection after err, says so in Degraded, and
+// waits a backoff (at most wait plus the minimum backoff).
+func (s *CDCSource) lostConnection(ctx context.Context, err error, wait time.Duration) error {
+	if s.repl != nil {
+		s.repl.Close(context.Background())
+	}
+	s.repl, s.streams = nil, false
+	s.pending, s.kinds = s.pending[:0], s.kinds[:0]
+	if s.lost == 0 {
+		s.log.Warn("postgres-cdc: replication connection lost, retrying until it is back", "table", s.o.table, "error", err.Error())
+	}
+	s.lost++
+	s.degraded = fmt.Sprintf("replication connection to %s lost: %v; retrying (attempt %d) from LSN %s", s.o.o.where, err, s.lost, s.pos)
+	if wait == 0 {
+		return nil
+	}
+	return sleep(ctx, s.clock, min(backoff(s.lost), wait+minBackoff))
 }
 
 // decode handles one pgoutput message; done is true at a commit (s.pos moved past it).

@@ -119,3 +119,67 @@ func TestCDCRestoreInSnapshot(t *testing.T) {
 	defer src.Close()
 	apply(src, 0, equal)
 }
+
+// TestCDCOutage crashes PostgreSQL while a postgres-cdc source streams (an immediate
+// stop: a fast shutdown waits for the client to confirm all WAL, which the source does
+// only up to its last checkpoint, so it takes wal_sender_timeout): the source says
+// it is degraded instead of failing, and when the server is back it streams on from
+// its position, the changes made before and after the outage all there once.
+func TestCDCOutage(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.Start(t)
+	pg.Exec(t, `CREATE TABLE kv (k bigint PRIMARY KEY, v bigint); ALTER TABLE kv REPLICA IDENTITY FULL;
+		INSERT INTO kv SELECT i, i FROM generate_series(1, 100) i`)
+	schema := types.Schema{col("k", types.TypeBigInt.WithNotNull(true)), col("v", types.TypeBigInt)}
+	cfg := connectors.SourceConfig{Log: &testLog{}, TableInfo: connectors.TableInfo{Name: "kv", Schema: schema, PrimaryKey: []string{"k"},
+		Options: map[string]string{"connector": "postgres-cdc", "hostname": "127.0.0.1", "port": fmt.Sprint(pg.Port),
+			"database-name": "postgres", "schema-name": "public", "table-name": "kv", "username": "postgres", "slot.name": "s2"}},
+		Produce: []connectors.ProducedColumn{{Name: "k", Type: schema[0].Type}, {Name: "v", Type: schema[1].Type}}}
+	ctx := ctxT(t)
+	src, err := NewCDCSource(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	sum := int64(0)
+	poll := func() {
+		bs, err := src.Poll(ctx, 50*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range bs {
+			for j, r := range b.Rows {
+				if b.Kinds == nil || b.Kinds[j] == connectors.Insert || b.Kinds[j] == connectors.UpdateAfter {
+					sum += r[1].Int()
+				} else {
+					sum -= r[1].Int()
+				}
+			}
+		}
+	}
+	want := func() int64 {
+		var n int64
+		fmt.Sscan(pg.Query(t, "SELECT sum(v)::bigint FROM kv")[0], &n)
+		return n
+	}
+	waitFor(t, "the snapshot and a streamed update", func() bool { poll(); return sum == 5050 })
+	pg.Exec(t, "UPDATE kv SET v = v + 1 WHERE k <= 10")
+	waitFor(t, "a streamed update", func() bool { poll(); return sum == 5060 })
+	pg.Kill(t)
+	waitFor(t, "degraded", func() bool { poll(); return src.(*CDCSource).Degraded() != "" })
+	if d := src.(*CDCSource).Degraded(); !strings.Contains(d, "replication connection to 127.0.0.1:") {
+		t.Fatalf("degraded %q", d)
+	}
+	pg.Start(t)
+	pg.Exec(t, "UPDATE kv SET v = v * 2 WHERE k > 90; DELETE FROM kv WHERE k = 50")
+	w := want()
+	deadline := time.Now().Add(time.Minute)
+	for poll(); sum != w; poll() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the outage: sum %d, want %d; degraded %q", sum, w, src.(*CDCSource).Degraded())
+		}
+	}
+	if d := src.(*CDCSource).Degraded(); d != "" {
+		t.Fatalf("still degraded: %q", d)
+	}
+}
