@@ -20,8 +20,10 @@ import (
 // sessionAggOp runs a planner.WindowAggregate over a SessionWindow as Flink's merging
 // window operator does. Per key it keeps the open sessions, each [start, end) with its
 // aggregate buffers: a row at time t is the window [t, t + gap); every open session it
-// overlaps merges with it into one (so a row can bridge two sessions, whose buffers
-// merge), else it opens a session of its own. A session is emitted when the watermark
+// intersects (touching counts, as in Flink: rows exactly a gap apart are one session)
+// merges with it into one (so a row can bridge two sessions, whose buffers merge), else
+// it opens a session of its own. A row whose own window has ended but that merges into
+// an open session counts in it, as in Flink, which checks the merged window. A session is emitted when the watermark
 // reaches its end (end - 1 ms, as windows fire) and then forgotten; a row whose session
 // would end at or behind the watermark is late, dropped and counted. On processing time
 // the row's time is the wall clock and sessions fire on it.
@@ -183,11 +185,12 @@ func (o *sessionAggOp) processBatch(ctx context.Context, b batch, out *outbox) e
 		o.keyBuf = appendRowKey(o.keyBuf[:0], row, o.cfg.keys)
 		k := o.keys[string(o.keyBuf)]
 		start, end := t, t+o.cfg.gap
-		// The open sessions the row's window overlaps.
+		// The open sessions the row's window intersects: as Flink's TimeWindow.intersects,
+		// windows that touch merge, so rows a gap apart are one session.
 		lo, hi := -1, -1
 		if k != nil {
 			for j, s := range k.sessions {
-				if s.start < end && start < s.end {
+				if s.start <= end && start <= s.end {
 					if lo < 0 {
 						lo = j
 					}

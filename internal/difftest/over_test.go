@@ -54,7 +54,7 @@ func writeOverData(t *testing.T, rng *rand.Rand, n int) overData {
 }
 
 func (d overData) ddl() string {
-	return fmt.Sprintf(`CREATE TABLE events (id BIGINT, k STRING, v INT, x DOUBLE, ts TIMESTAMP(3),
+	return fmt.Sprintf(`CREATE TABLE events (id BIGINT, k STRING, v INT, x DOUBLE, ts TIMESTAMP(3), pt AS PROCTIME(),
   WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)
 WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
 `, d.dir)
@@ -93,6 +93,9 @@ var overQueries = [][2]string{
 		`SELECT id, s FROM (SELECT id, SUM(v) OVER (PARTITION BY k ORDER BY ts, id ROWS 3 PRECEDING) AS s FROM events) WHERE s > 20`},
 	{`SELECT id, k, SUM(v) OVER w AS s FROM events WINDOW w AS (PARTITION BY k ORDER BY ts ROWS 2 PRECEDING) QUALIFY s > 15`,
 		`SELECT id, k, SUM(v) OVER w AS s FROM events WINDOW w AS (PARTITION BY k ORDER BY ts, id ROWS 2 PRECEDING) QUALIFY s > 15`},
+	// Processing time: ROWS frames and LAG follow arrival order (one file, one reader).
+	{`SELECT id, COUNT(v) OVER w, SUM(v) OVER w, LAG(id) OVER w FROM events WINDOW w AS (PARTITION BY k ORDER BY pt ROWS 2 PRECEDING)`,
+		`SELECT id, COUNT(v) OVER w, SUM(v) OVER w, LAG(id) OVER w FROM events WINDOW w AS (PARTITION BY k ORDER BY id ROWS 2 PRECEDING)`},
 	// QUALIFY over the Top-N and deduplication planning.
 	{`SELECT id, k, v FROM events QUALIFY ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC, id) <= 2`,
 		`SELECT id, k, v FROM events QUALIFY ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC NULLS LAST, id) <= 2`},
