@@ -546,6 +546,10 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		return &opSpec{name: "window rank", stateDesc: "window " + describeRank(n.Input.Schema(), cfg), build: func(*runEnv, *opMetrics) (operator, error) {
 			return &windowRankOp{cfg: cfg}, nil
 		}}, nil
+	case *planner.TemporalSort:
+		return compileTemporalSort(n, updating) // temporal_sort.go
+	case *planner.Limit:
+		return compileLimit(n, updating) // temporal_sort.go
 	case *planner.OverAggregate:
 		if updating {
 			return nil, fmt.Errorf("%w: over aggregate over an updating input", ErrUnsupportedPlan)
