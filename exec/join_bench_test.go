@@ -16,7 +16,8 @@ import (
 // BenchmarkJoin joins 1M orders with 100k customers (every customer first, as a
 // dimension table is read, then the orders) in the regular join operator, and in the
 // baseline: a hand-written Go symmetric hash join over the same rows (both sides kept in
-// maps by key, as a streaming join must) that builds the same output rows. It reports rows per second of each and the join's state per customer kept.
+// maps by key, as a streaming join must) that builds the same output rows. It reports rows per second of each, the peak heap above
+// the start (sampled every 64 batches) and the join's state per customer kept.
 //
 //	go test -run '^$' -bench Join -benchtime 1x ./exec/
 func BenchmarkJoin(b *testing.B) {
@@ -41,10 +42,16 @@ func BenchmarkJoin(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	var top uint64 // the peak heap seen by batches
 	batches := func(rows []types.Row, fn func(batch) error) error {
 		for i := 0; i < len(rows); i += 1024 {
 			if err := fn(batch{rows: rows[i:min(i+1024, len(rows))]}); err != nil {
 				return err
+			}
+			if i%(64*1024) == 0 {
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				top = max(top, m.HeapAlloc)
 			}
 		}
 		return nil
@@ -66,6 +73,7 @@ func BenchmarkJoin(b *testing.B) {
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
+			top = 0
 			start := time.Now()
 			if err := batches(customers, func(bt batch) error { return o.processInput(ctx, 1, bt, out) }); err != nil {
 				b.Fatal(err)
@@ -85,6 +93,7 @@ func BenchmarkJoin(b *testing.B) {
 			}
 			b.ReportMetric(float64(nOrders+nCustomers)/took.Seconds(), "rows/s")
 			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/nCustomers, "state-B/customer")
+			b.ReportMetric(float64(top-before.HeapAlloc)/(1<<20), "peak-MB")
 		}
 	})
 	b.Run("baseline", func(b *testing.B) {
@@ -98,6 +107,10 @@ func BenchmarkJoin(b *testing.B) {
 				}
 				done <- n
 			}()
+			runtime.GC()
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			top = 0
 			start := time.Now()
 			byID := make(map[int64][]types.Row)
 			for _, c := range customers {
@@ -106,7 +119,12 @@ func BenchmarkJoin(b *testing.B) {
 			// A streaming join keeps the orders too, for customers that come later.
 			kept := make(map[int64][]types.Row)
 			buf := make([]types.Row, 0, 1024)
-			for _, o := range orders {
+			for i, o := range orders {
+				if i%(64*1024) == 0 {
+					var m runtime.MemStats
+					runtime.ReadMemStats(&m)
+					top = max(top, m.HeapAlloc)
+				}
 				kept[o[1].Int()] = append(kept[o[1].Int()], o)
 				for _, c := range byID[o[1].Int()] {
 					row := make(types.Row, 5)
@@ -126,6 +144,7 @@ func BenchmarkJoin(b *testing.B) {
 				b.Fatalf("%d joined rows, want %d", n, nOrders)
 			}
 			b.ReportMetric(float64(nOrders+nCustomers)/took.Seconds(), "rows/s")
+			b.ReportMetric(float64(top-before.HeapAlloc)/(1<<20), "peak-MB")
 		}
 	})
 }
