@@ -134,6 +134,10 @@ func (p *planner) planInsert(ins *parser.Insert) (Node, error) {
 	if rel.changelog == Updating && !acceptsUpdates(t.Connector) {
 		return nil, errAt(ins.At, ErrUpdatingInput, "table sink '%s' doesn't support consuming update changes which is produced by node %s", t.Name, updatingNode(rel.node))
 	}
+	if rel.changelog == Updating && t.Connector.Name == "jdbc" && len(t.PrimaryKey) == 0 {
+		// Flink's JDBC sink upserts by the key: without one it can only append.
+		return nil, errAt(ins.At, ErrUpdatingInput, "table sink '%s' (jdbc) consumes update changes (produced by node %s) only with a PRIMARY KEY (...) NOT ENFORCED to upsert by", t.Name, updatingNode(rel.node))
+	}
 	sink.Input = calc
 	return sink, nil
 }

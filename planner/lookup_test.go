@@ -17,6 +17,8 @@ func init() {
 		Options:   []connectors.OptionSpec{{Key: "lookup.cache", Type: connectors.StringOption, Source: true}},
 		NewSource: planOnlySource,
 	})
+	connectors.Register(&connectors.Factory{Name: "jdbc", NewSink: planOnlySink,
+		Options: []connectors.OptionSpec{{Key: "url", Type: connectors.StringOption, Sink: true}}})
 	connectors.RegisterLookup("lookup-test", func(context.Context, connectors.LookupConfig) (connectors.LookupSource, error) {
 		return nil, errPlanOnly
 	})
@@ -72,4 +74,16 @@ func TestLookupJoinErrors(t *testing.T) {
 			t.Errorf("%s: %v is not ErrUnsupported", c.sql, err)
 		}
 	}
+}
+
+// A jdbc sink takes an updating query only with a primary key to upsert by.
+func TestJDBCSinkUpdatingNeedsKey(t *testing.T) {
+	s := mustSession(t, lookupDDL+`
+CREATE TABLE counts (customer_id INT, n BIGINT) WITH ('connector' = 'jdbc', 'url' = 'u');
+CREATE TABLE keyed (customer_id INT, n BIGINT, PRIMARY KEY (customer_id) NOT ENFORCED) WITH ('connector' = 'jdbc', 'url' = 'u');`)
+	_, err := s.Plan(mustStatement(t, "INSERT INTO counts SELECT customer_id, COUNT(*) FROM orders GROUP BY customer_id"))
+	if !errors.Is(err, ErrUpdatingInput) || !strings.Contains(err.Error(), "only with a PRIMARY KEY") {
+		t.Fatalf("got %v", err)
+	}
+	mustPlan(t, s, "INSERT INTO keyed SELECT customer_id, COUNT(*) FROM orders GROUP BY customer_id")
 }
