@@ -45,6 +45,10 @@ type Context struct {
 	Location *time.Location
 	// Now is the clock of CURRENT_TIMESTAMP, PROCTIME and the like; nil makes them fail.
 	Now func() time.Time
+	// Watermark is the current watermark of the operator evaluating (CURRENT_WATERMARK):
+	// microseconds in the rowtime's encoding, ok false before the first watermark; nil
+	// where no operator knows one (CURRENT_WATERMARK is then NULL).
+	Watermark func() (wm int64, ok bool)
 }
 
 func (c *Context) loc() *time.Location {

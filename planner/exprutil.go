@@ -110,6 +110,7 @@ var nonDeterministic = map[string]bool{
 	"RAND": true, "RAND_INTEGER": true, "UUID": true, "PROCTIME": true, "NOW": true,
 	"CURRENT_TIMESTAMP": true, "LOCALTIMESTAMP": true, "CURRENT_ROW_TIMESTAMP": true,
 	"CURRENT_TIME": true, "LOCALTIME": true, "CURRENT_DATE": true, "UNIX_TIMESTAMP": true,
+	"CURRENT_WATERMARK": true,
 }
 
 func isDeterministic(e Expr) bool {

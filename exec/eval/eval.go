@@ -17,6 +17,9 @@ type Env struct {
 	// UNIX_TIMESTAMP(). It may be nil when the expression does not read the time;
 	// compiling one that does then fails.
 	Now func() time.Time
+	// Watermark is the current watermark of the operator evaluating, for
+	// CURRENT_WATERMARK (funcs.Context.Watermark); nil makes it NULL.
+	Watermark func() (wm int64, ok bool)
 }
 
 // Evaluator computes an expression over one row.
@@ -69,7 +72,7 @@ func newCompiler(env Env) *compiler {
 	if loc == nil {
 		loc = time.UTC
 	}
-	return &compiler{ctx: &funcs.Context{Location: loc, Now: env.Now}, loc: loc}
+	return &compiler{ctx: &funcs.Context{Location: loc, Now: env.Now, Watermark: env.Watermark}, loc: loc}
 }
 
 // node is a compiled expression: its evaluator, its type, and its value when constant.
