@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,15 @@ type Options struct {
 	// TagLogs adds job=<id> to the log records of each job, for front ends whose jobs
 	// run side by side with other work (the shell).
 	TagLogs bool
+	// Handler, when set, builds what the metrics server serves in place of
+	// obs.Handler(Registry): the web console (package console) serves that and its
+	// page and JSON API.
+	Handler func(*Engine) http.Handler
+	// AllowRemote lets the metrics server listen where other hosts reach it (an
+	// address that is not loopback: 0.0.0.0, a host name, an interface's address).
+	// Without it such an address fails with ErrRemoteAddress; with it a warning is
+	// logged. Default: false, loopback only.
+	AllowRemote bool
 }
 
 // FlinkJobID returns 32 random hex digits, the shape of Flink's job ids.
@@ -112,9 +122,22 @@ func (e *Engine) serve(addr string) error {
 		}
 		return nil
 	}
-	s, err := obs.Serve(addr, e.reg)
+	h := obs.Handler(e.reg)
+	if e.opts.Handler != nil {
+		h = e.opts.Handler(e)
+	}
+	s, err := obs.ServeHandler(addr, h)
 	if err != nil {
 		return err
+	}
+	if !s.Loopback() {
+		if !e.opts.AllowRemote {
+			s.Close()
+			return fmt.Errorf("%w: %s (%s) is reachable from other hosts; serving there needs an explicit flag (pipesql --web-allow-remote)",
+				ErrRemoteAddress, addr, s.Addr())
+		}
+		e.opts.Log.Warn("serving the metrics, job status and web console on an address other hosts reach; the console's actions need its token",
+			"addr", s.Addr())
 	}
 	e.server = s
 	e.opts.Log.Info("serving metrics and job status", "metrics", "http://"+s.Addr()+"/metrics", "status", "http://"+s.Addr()+"/status")
@@ -297,6 +320,27 @@ func (e *Engine) Stop(ctx context.Context, id string, opts StopOptions) (savepoi
 	}
 	j.tracker.StoppedWithSavepoint(path)
 	return path, nil
+}
+
+// Savepoint takes a savepoint of the running job with id without stopping it, as
+// Flink's trigger savepoint does, under dir (default: the job's
+// execution.checkpointing.savepoint-dir), and returns its path once written. A job
+// that does not checkpoint fails with exec.ErrCheckpointingDisabled.
+func (e *Engine) Savepoint(ctx context.Context, id, dir string) (string, error) {
+	j := e.Job(id)
+	if j == nil {
+		return "", fmt.Errorf("%w: '%s'", ErrNoSuchJob, id)
+	}
+	if !j.Running() {
+		return "", fmt.Errorf("%w: job %s is %s", ErrNotRunning, id, j.Status().State)
+	}
+	if dir == "" {
+		dir = config.Read(j.prog.Settings).Dir(config.SavepointDir)
+	}
+	if dir == "" {
+		return "", ErrNoSavepointDir
+	}
+	return j.exec.Savepoint(ctx, dir)
 }
 
 // Query compiles a SELECT whose rows go to collect, with the engine's clock and log.

@@ -14,6 +14,9 @@ var (
 	// ErrNoSavepointDir is returned by Stop with a savepoint when neither the options
 	// nor the job's settings name a savepoint directory.
 	ErrNoSavepointDir = errors.New("no savepoint directory")
+	// ErrRemoteAddress is returned by New and Submit for a metrics address other hosts
+	// can reach (not loopback) when Options.AllowRemote is false.
+	ErrRemoteAddress = errors.New("address is not loopback")
 	// ErrClosed is returned by Submit after Close.
 	ErrClosed = errors.New("engine closed")
 )

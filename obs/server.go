@@ -53,12 +53,18 @@ type Server struct {
 // Serve listens on addr (host:port; port 0 picks a free one) and serves the jobs of reg
 // in the background. The error wraps ErrListen.
 func Serve(addr string, reg *Registry) (*Server, error) {
+	return ServeHandler(addr, Handler(reg))
+}
+
+// ServeHandler is Serve with what to serve: Handler's endpoints and more (the web
+// console).
+func ServeHandler(addr string, h http.Handler) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrListen, addr, err)
 	}
 	s := &Server{
-		srv:  &http.Server{Handler: Handler(reg), ReadHeaderTimeout: 10 * time.Second},
+		srv:  &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
 		ln:   ln,
 		done: make(chan error, 1),
 	}
@@ -68,6 +74,13 @@ func Serve(addr string, reg *Registry) (*Server, error) {
 
 // Addr returns the address the server listens on.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Loopback reports whether the server listens on a loopback address only (127.0.0.1,
+// ::1), so that only this host reaches it.
+func (s *Server) Loopback() bool {
+	a, ok := s.ln.Addr().(*net.TCPAddr)
+	return ok && a.IP.IsLoopback()
+}
 
 // Close stops the server, letting requests in progress finish for up to a few seconds.
 func (s *Server) Close() error {
