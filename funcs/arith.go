@@ -124,6 +124,9 @@ func arith(ctx *Context, op byte, a, b types.Value) (types.Value, error) {
 		if ak == types.Float || ak == types.Double || bk == types.Float || bk == types.Double {
 			return floatArith(op, a, b), nil
 		}
+		if v, ok := scaledArith(op, a, b); ok {
+			return v, nil
+		}
 		return decimalArith(op, a.Rat(), b.Rat())
 	}
 	return temporalArith(ctx, op, a, b)

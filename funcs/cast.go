@@ -250,7 +250,7 @@ func castToDecimal(from, to types.Type) Caster {
 	}
 	fit := func(r *big.Rat) types.Value {
 		if r, ok := fitDecimal(r, prec, scale); ok {
-			return types.DecimalValue(r)
+			return ratDecimal(r, scale)
 		}
 		return types.NullValue // Flink: a number that does not fit the DECIMAL is NULL
 	}
@@ -265,7 +265,7 @@ func castToDecimal(from, to types.Type) Caster {
 			if !ok {
 				return types.NullValue, &CastError{Input: v.Str(), To: to, Reason: "overflow"}
 			}
-			return types.DecimalValue(d), nil
+			return ratDecimal(d, scale), nil
 		}
 	case from.Kind == types.Float || from.Kind == types.Double:
 		bits := 64
@@ -280,7 +280,15 @@ func castToDecimal(from, to types.Type) Caster {
 			return fit(r), nil
 		}
 	}
-	return func(v types.Value) (types.Value, error) { return fit(v.Rat()), nil }
+	return func(v types.Value) (types.Value, error) {
+		if d, fits, ok := fitScaled(v, prec, scale); ok {
+			if !fits {
+				return types.NullValue, nil
+			}
+			return d, nil
+		}
+		return fit(v.Rat()), nil
+	}
 }
 
 func castToDate(from, to types.Type, loc *time.Location) Caster {
@@ -441,8 +449,14 @@ func Coerce(v types.Value, want types.Type, loc *time.Location) (types.Value, er
 	}
 	if v.Kind() == want.Kind {
 		if want.Kind == types.Decimal && want.Prec > 0 {
+			if d, fits, ok := fitScaled(v, want.Prec, want.Scale); ok {
+				if !fits {
+					return types.NullValue, nil
+				}
+				return d, nil
+			}
 			if r, ok := fitDecimal(v.Rat(), want.Prec, want.Scale); ok {
-				return types.DecimalValue(r), nil
+				return ratDecimal(r, want.Scale), nil
 			}
 			return types.NullValue, nil
 		}

@@ -16,7 +16,8 @@ import (
 //   - BOOLEAN: n is 0 or 1
 //   - TINYINT..BIGINT: n
 //   - FLOAT, DOUBLE: n holds math.Float64bits
-//   - DECIMAL: x holds a *big.Rat (exact)
+//   - DECIMAL: x holds a *big.Rat (exact), or, for one built by DecimalScaledValue,
+//     x holds its scale (0..18) and n its unscaled digits: n / 10^scale, no big.Rat
 //   - CHAR, VARCHAR, BYTES: s
 //   - DATE: n is days since 1970-01-01
 //   - TIME: n is microseconds since midnight
@@ -61,6 +62,37 @@ func ArrayValue(elems []Value) Value         { return Value{k: Array, x: elems} 
 func RowValue(fields []Value) Value          { return Value{k: Struct, x: fields} }
 func MapValue(entries []MapEntry) Value      { return Value{k: Map, x: entries} }
 
+// decScale is the scale of a DECIMAL held in n; a one-byte value in an interface does
+// not allocate.
+type decScale uint8
+
+// MaxScaledDecimal is the largest scale DecimalScaledValue takes.
+const MaxScaledDecimal = 18
+
+// DecimalScaledValue returns the DECIMAL unscaled / 10^scale (scale 0..MaxScaledDecimal)
+// without allocating: arithmetic on decimals that fit an int64 stays off big.Rat.
+func DecimalScaledValue(unscaled int64, scale int) Value {
+	return Value{k: Decimal, n: unscaled, x: decScale(scale)}
+}
+
+// Scaled returns a DECIMAL held as unscaled / 10^scale; ok is false for one held as a
+// big.Rat (use Rat).
+func (v Value) Scaled() (unscaled int64, scale int, ok bool) {
+	if s, isScaled := v.x.(decScale); isScaled && v.k == Decimal {
+		return v.n, int(s), true
+	}
+	return 0, 0, false
+}
+
+// Pow10 holds 10^0 .. 10^18.
+var Pow10 = func() (p [MaxScaledDecimal + 1]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
 // Kind returns the kind of v; NULL values have kind Null.
 func (v Value) Kind() Kind { return v.k }
 
@@ -79,7 +111,10 @@ func (v Value) Float() float64 {
 	case Float, Double:
 		return math.Float64frombits(uint64(v.n))
 	case Decimal:
-		f, _ := v.x.(*big.Rat).Float64()
+		if n, scale, ok := v.Scaled(); ok && n <= 1<<53 && n >= -1<<53 {
+			return float64(n) / float64(Pow10[scale]) // both exact: one correctly rounded division
+		}
+		f, _ := v.Rat().Float64()
 		return f
 	}
 	return float64(v.n)
@@ -92,6 +127,9 @@ func (v Value) Str() string { return v.s }
 func (v Value) Rat() *big.Rat {
 	switch v.k {
 	case Decimal:
+		if s, ok := v.x.(decScale); ok {
+			return new(big.Rat).SetFrac64(v.n, Pow10[s])
+		}
 		return v.x.(*big.Rat)
 	case Float, Double:
 		r := new(big.Rat)
@@ -135,6 +173,11 @@ func Compare(a, b Value) int {
 	case isNumKind(a.k) && isNumKind(b.k):
 		if a.k == Decimal || b.k == Decimal {
 			if a.k != Float && a.k != Double && b.k != Float && b.k != Double {
+				if x, sx, ok := a.Scaled(); ok {
+					if y, sy, ok := b.Scaled(); ok && sx == sy {
+						return cmpInt(x, y)
+					}
+				}
 				return a.Rat().Cmp(b.Rat())
 			}
 		}
@@ -198,7 +241,7 @@ func (v Value) String() string {
 	case Double:
 		return formatDouble(v.Float())
 	case Decimal:
-		return formatRat(v.x.(*big.Rat))
+		return formatRat(v.Rat())
 	case Char, Varchar:
 		return v.s
 	case Bytes:
