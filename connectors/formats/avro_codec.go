@@ -553,7 +553,7 @@ func compileAvroNumber(w avro.Schema, lt avro.LogicalType, t types.Type) (avroDe
 			case "io.debezium.time.MicroTimestamp":
 				return conv(avroTimestamp(t, 1)), nil
 			case "io.debezium.time.NanoTimestamp":
-				return conv(func(n int64) types.Value { return avroTimestamp(t, 1)(avroFloorDiv(n, 1000)) }), nil
+				return conv(func(n int64) types.Value { return avroTimestamp(t, 1)(floorDiv(n, 1000)) }), nil
 			}
 			return conv(avroTimestamp(t, 1000)), nil
 		}
@@ -921,7 +921,7 @@ func compileAvroEncNonNull(w avro.Schema, t types.Type) (avroEnc, error) {
 		case ltype == avro.TimeMicros && t.Kind == types.Time:
 			return long(types.Value.Int), nil
 		case (ltype == avro.TimestampMillis || ltype == avro.LocalTimestampMillis) && t.IsTimestamp():
-			return long(func(v types.Value) int64 { return avroFloorDiv(v.Int(), 1000) }), nil
+			return long(func(v types.Value) int64 { return floorDiv(v.Int(), 1000) }), nil
 		case (ltype == avro.TimestampMicros || ltype == avro.LocalTimestampMicros) && t.IsTimestamp():
 			return long(types.Value.Int), nil
 		}
@@ -1052,14 +1052,6 @@ func compileAvroEncNonNull(w avro.Schema, t types.Type) (avroEnc, error) {
 		}
 	}
 	return nil, cannotWrite(w, t)
-}
-
-func avroFloorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
 }
 
 // avroUnscaledBytes is r at scale as the minimal big-endian two's complement bytes

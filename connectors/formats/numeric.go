@@ -16,6 +16,16 @@ const maxDecimalExponent = 1000
 
 var bigTen = big.NewInt(10)
 
+// floorDiv is a/b rounded towards negative infinity: time units converted down stay
+// on the earlier instant before 1970, as Java's Math.floorDiv (parquet, avro).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
 func pow10(n int) *big.Int {
 	return new(big.Int).Exp(bigTen, big.NewInt(int64(n)), nil)
 }

@@ -393,14 +393,6 @@ func fromUnit(n int64, unit arrow.TimeUnit) int64 {
 	return n
 }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
-
 // wallToInstant takes micros as a wall clock in loc and returns the instant.
 func wallToInstant(micros int64, loc *time.Location) int64 {
 	if loc == time.UTC {

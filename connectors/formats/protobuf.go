@@ -503,24 +503,7 @@ func (d *protobufDecoder) fail(data []byte, err error) error {
 	if errors.As(err, &we) {
 		field, err = we.path, we.err
 	}
-	return &DecodeError{Field: field, Err: err, Snippet: hexSnippet(data), Skipped: d.cfg.ignoreErrors}
-}
-
-// hexSnippet shows the start of a binary record in hex, for error messages.
-func hexSnippet(data []byte) string {
-	const max = 48
-	var b strings.Builder
-	b.WriteString("0x")
-	for i, c := range data {
-		if i == max {
-			b.WriteString("...")
-			break
-		}
-		b.WriteString(strconv.FormatUint(uint64(c>>4), 16))
-		b.WriteString(strconv.FormatUint(uint64(c&15), 16))
-	}
-	fmt.Fprintf(&b, " (%d bytes)", len(data))
-	return b.String()
+	return &DecodeError{Field: field, Err: err, Snippet: binarySnippet(data), Skipped: d.cfg.ignoreErrors}
 }
 
 // Decode fills dst from one binary protobuf message.

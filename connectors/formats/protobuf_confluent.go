@@ -230,7 +230,7 @@ func NewProtobufConfluentDecoder(cols []connectors.ProducedColumn, opts map[stri
 }
 
 func (d *protobufConfluentDecoder) fail(data []byte, err error) error {
-	return &DecodeError{Err: err, Snippet: hexSnippet(data), Skipped: d.cfg.ignoreErrors}
+	return &DecodeError{Err: err, Snippet: binarySnippet(data), Skipped: d.cfg.ignoreErrors}
 }
 
 func (d *protobufConfluentDecoder) Decode(data []byte, dst types.Row) error {

@@ -313,7 +313,7 @@ func rawEncodeString(dst []byte, s, charset string) ([]byte, error) {
 	return dst, nil
 }
 
-// binarySnippet shows the start of a binary record (raw, avro) in hex, for error messages.
+// binarySnippet shows the start of a binary record (raw, avro, protobuf) in hex, for error messages.
 func binarySnippet(data []byte) string {
 	const max = 48
 	if len(data) <= max {
