@@ -222,6 +222,10 @@ func (et EventTime) instant(wm int64) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), zone)
 }
 
+// Text shows a watermark (microseconds, as exec keeps it) as the job's event time
+// reads: "2026-12-01 21:00:00.000".
+func (et EventTime) Text(wm int64) string { return et.text(wm) }
+
 // text shows a watermark as the job's event time reads.
 func (et EventTime) text(wm int64) string {
 	if et.LTZ {
