@@ -506,7 +506,7 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 			return unionOp{}, nil
 		}}, nil
 	case *planner.Rank:
-		if updating && n.Strategy != planner.RetractStrategy {
+		if updating && n.Strategy == planner.AppendFastStrategy {
 			return nil, fmt.Errorf("%w: %s over an updating input", ErrUnsupportedPlan, n.Strategy)
 		}
 		cfg, err := compileRank(n)

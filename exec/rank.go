@@ -55,7 +55,7 @@ type rankConfig struct {
 func compileRank(n *planner.Rank) (*rankConfig, error) {
 	in := n.Input.Schema()
 	cfg := &rankConfig{part: n.PartitionBy, order: n.OrderBy, typ: n.Type, start: n.Start, end: n.End,
-		rankNumber: n.RankNumber, retract: n.Strategy == planner.RetractStrategy, width: len(in)}
+		rankNumber: n.RankNumber, retract: n.Strategy != planner.AppendFastStrategy, width: len(in)}
 	if n.Start < 1 || n.End < n.Start {
 		return nil, fmt.Errorf("%w: rank range %d to %d", ErrUnsupportedPlan, n.Start, n.End)
 	}

@@ -42,10 +42,13 @@ const (
 	// RetractStrategy: an updating input; every row of a partition is kept, so that a
 	// retracted top row is replaced by the next one.
 	RetractStrategy
+	// UpdateFastStrategy: an updating input with a unique key whose order column only
+	// moves in the rank's direction (rank_strategy.go).
+	UpdateFastStrategy
 )
 
 func (s RankStrategy) String() string {
-	return [...]string{"AppendFastStrategy", "RetractStrategy"}[s]
+	return [...]string{"AppendFastStrategy", "RetractStrategy", "UpdateFastStrategy"}[s]
 }
 
 // SortKey is one ORDER BY column of a Rank. NULL sorts first ascending and last
@@ -68,6 +71,7 @@ type Rank struct {
 	OrderBy     []SortKey
 	RankNumber  bool
 	Out         types.Schema // the input columns, then the rank number when RankNumber
+	UniqueKey   []int        // UpdateFastStrategy: the input's unique key
 }
 
 // Deduplicate keeps one row per key: the first (KeepLast false) or the last by the time
@@ -115,7 +119,7 @@ func (n *Rank) Explain() string {
 		order[i] = in[k.Col].Name + " " + dir
 	}
 	return fmt.Sprintf("Rank(strategy=[%s], rankType=[%s], rankRange=[rankStart=%d, rankEnd=%d], partitionBy=[%s], orderBy=[%s], select=[%s])",
-		n.Strategy, n.Type, n.Start, n.End, strings.Join(part, ", "), strings.Join(order, ", "), names(n.Out))
+		n.strategyText(), n.Type, n.Start, n.End, strings.Join(part, ", "), strings.Join(order, ", "), names(n.Out))
 }
 
 func (n *Deduplicate) Explain() string {
@@ -448,6 +452,9 @@ func (p *planner) planTopN(sel *parser.Select, env *cteEnv) (*relation, parser.E
 		r := &Rank{Input: pre, Type: rankType, Start: start, End: end, PartitionBy: part, OrderBy: order, RankNumber: rankNumber}
 		if from.changelog != InsertOnly {
 			r.Strategy = RetractStrategy
+			if key, ok := rankUniqueKey(r); ok { // rank_strategy.go
+				r.Strategy, r.UniqueKey = UpdateFastStrategy, key
+			}
 		}
 		for _, c := range pre.Out {
 			c.Type = c.Type.WithoutTimeAttr()
@@ -517,6 +524,7 @@ func (o *optimizer) pruneRank(x *Rank, used []bool) (Node, []int, error) {
 	}
 	r := *x
 	r.Input, r.PartitionBy, r.OrderBy, r.Out = in, remapInts(x.PartitionBy, m), nil, nil
+	r.UniqueKey = remapInts(x.UniqueKey, m)
 	for _, k := range x.OrderBy {
 		r.OrderBy = append(r.OrderBy, SortKey{Col: m[k.Col], Desc: k.Desc})
 	}

@@ -93,6 +93,12 @@ var overQueries = [][2]string{
 		`SELECT id, s FROM (SELECT id, SUM(v) OVER (PARTITION BY k ORDER BY ts, id ROWS 3 PRECEDING) AS s FROM events) WHERE s > 20`},
 	{`SELECT id, k, SUM(v) OVER w AS s FROM events WINDOW w AS (PARTITION BY k ORDER BY ts ROWS 2 PRECEDING) QUALIFY s > 15`,
 		`SELECT id, k, SUM(v) OVER w AS s FROM events WINDOW w AS (PARTITION BY k ORDER BY ts, id ROWS 2 PRECEDING) QUALIFY s > 15`},
+	// Top-N over an updating input: UpdateFastStrategy (a COUNT ordered DESC) and
+	// RetractStrategy (a SUM), ties sharing a RANK.
+	{`SELECT k, m, n FROM (SELECT k, m, n, RANK() OVER (PARTITION BY k ORDER BY n DESC) AS r FROM (SELECT k, MOD(v, 4) AS m, COUNT(*) AS n FROM events GROUP BY k, MOD(v, 4))) WHERE r <= 2`,
+		`SELECT k, m, n FROM (SELECT k, m, n, RANK() OVER (PARTITION BY k ORDER BY n DESC) AS r FROM (SELECT k, v % 4 AS m, COUNT(*) AS n FROM events GROUP BY k, v % 4)) WHERE r <= 2`},
+	{`SELECT k, m, s, r FROM (SELECT k, m, s, RANK() OVER (PARTITION BY k ORDER BY s DESC) AS r FROM (SELECT k, MOD(v, 4) AS m, SUM(v) AS s FROM events GROUP BY k, MOD(v, 4))) WHERE r <= 2`,
+		`SELECT k, m, s, r FROM (SELECT k, m, s, RANK() OVER (PARTITION BY k ORDER BY s DESC NULLS LAST) AS r FROM (SELECT k, v % 4 AS m, SUM(v) AS s FROM events GROUP BY k, v % 4)) WHERE r <= 2`},
 	// Processing time: ROWS frames and LAG follow arrival order (one file, one reader).
 	{`SELECT id, COUNT(v) OVER w, SUM(v) OVER w, LAG(id) OVER w FROM events WINDOW w AS (PARTITION BY k ORDER BY pt ROWS 2 PRECEDING)`,
 		`SELECT id, COUNT(v) OVER w, SUM(v) OVER w, LAG(id) OVER w FROM events WINDOW w AS (PARTITION BY k ORDER BY id ROWS 2 PRECEDING)`},
