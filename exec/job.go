@@ -375,7 +375,9 @@ func (pc *pipelineCompiler) source(chain []planner.Node) (*sourceSpec, error) {
 	for _, node := range chain[1:] {
 		switch n := node.(type) {
 		case *planner.Calc:
-			prog, err := compileCalc(n, c.env)
+			env := c.env
+			env.Watermark = (&watermarkCell{m: src.metrics}).get // current_watermark.go
+			prog, err := compileCalc(n, env)
 			if err != nil {
 				return nil, err
 			}
@@ -416,11 +418,14 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 	}
 	switch n := node.(type) {
 	case *planner.Calc:
-		prog, err := compileCalc(n, c.env)
+		cell, env := &watermarkCell{}, c.env
+		env.Watermark = cell.get // current_watermark.go
+		prog, err := compileCalc(n, env)
 		if err != nil {
 			return nil, err
 		}
-		return &opSpec{name: "calc", build: func(*runEnv, *opMetrics) (operator, error) {
+		return &opSpec{name: "calc", build: func(_ *runEnv, m *opMetrics) (operator, error) {
+			cell.m = m
 			return &calcOp{prog: prog}, nil
 		}}, nil
 	case *planner.WindowAggregate:
