@@ -64,7 +64,7 @@ func (j *Job) Run(ctx context.Context) (err error) {
 	for {
 		err := j.runOnce(ctx, stopCtx, rp)
 		if err == nil || stopCtx.Err() != nil || errors.Is(err, ErrRestore) || errors.Is(err, state.ErrPlanMismatch) ||
-			errors.Is(err, connectors.ErrInputMismatch) {
+			errors.Is(err, connectors.ErrInputMismatch) || errors.Is(err, connectors.ErrMisconfigured) {
 			return err
 		}
 		delay, ok := j.restart.Failed(j.opts.Clock.Now())

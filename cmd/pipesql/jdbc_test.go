@@ -410,3 +410,29 @@ func TestDemoPostgres(t *testing.T) {
 		t.Errorf("the screen does not show the PostgreSQL table:\n%s", last)
 	}
 }
+
+// TestJDBCMisconfiguredFailsOnce: a jdbc table whose column the database table lacks
+// fails the job when it starts, naming the column, even under a restart strategy that
+// would restart it: restarting cannot make the column appear.
+func TestJDBCMisconfiguredFailsOnce(t *testing.T) {
+	pg := pgtest.Start(t)
+	pg.Exec(t, `CREATE TABLE users (id bigint PRIMARY KEY, name text)`)
+	job := writeJob(t, `
+SET 'restart-strategy.type' = 'fixed-delay';
+SET 'restart-strategy.fixed-delay.attempts' = '1000';
+SET 'restart-strategy.fixed-delay.delay' = '10 ms';
+CREATE TABLE src (id BIGINT, email STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+CREATE TABLE users (id BIGINT, email STRING, PRIMARY KEY (id) NOT ENFORCED)
+WITH ('connector' = 'jdbc', 'url' = '`+pg.JDBCURL("postgres")+`', 'table-name' = 'users', 'username' = 'postgres');
+INSERT INTO users SELECT id, email FROM src;
+`)
+	r := startCrashRun(t, nil, "run", job)
+	r.wait(t, time.Minute)
+	stderr := r.stderr.String()
+	if r.exitCode() == 0 || !strings.Contains(stderr, "column email: column does not match the database table: public.users has no column email") {
+		t.Fatalf("exit %d\nstderr: %s", r.exitCode(), stderr)
+	}
+	if strings.Contains(stderr, "restarting from its latest checkpoint") {
+		t.Fatalf("the job restarted:\n%s", stderr)
+	}
+}

@@ -1,6 +1,10 @@
 package jdbc
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/pipesql/pipesql/connectors"
+)
 
 var (
 	// ErrBadOptions is returned when a jdbc table's options do not fit together or a
@@ -22,3 +26,16 @@ var (
 	// write yet (ARRAY, MAP, ROW, INTERVAL).
 	ErrUnsupportedType = errors.New("unsupported column type")
 )
+
+// misconfigured marks a table check's failure (ErrNoTable, ErrSchemaMismatch,
+// ErrUnsupportedType, ErrBadOptions) as connectors.ErrMisconfigured, so that the job
+// fails at once rather than restarting into the same error; other errors (the database
+// failing while it is asked) are left as they are.
+func misconfigured(err error) error {
+	for _, e := range []error{ErrNoTable, ErrSchemaMismatch, ErrUnsupportedType, ErrBadOptions, ErrUpdatingInput} {
+		if errors.Is(err, e) {
+			return connectors.Misconfigured(err)
+		}
+	}
+	return err
+}

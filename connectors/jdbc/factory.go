@@ -1,6 +1,10 @@
 package jdbc
 
-import "github.com/pipesql/pipesql/connectors"
+import (
+	"context"
+
+	"github.com/pipesql/pipesql/connectors"
+)
 
 // allOptions are the options of a jdbc table.
 var allOptions = concat(commonOptions, sinkOptions, scanOptions, lookupOptions)
@@ -24,10 +28,19 @@ func init() {
 			_, err := parseScan(t)
 			return err
 		},
-		NewSource: NewSource,
-		NewSink:   NewSink,
+		NewSource: checkedSource(NewSource),
+		NewSink: func(ctx context.Context, cfg connectors.SinkConfig) (connectors.Sink, error) {
+			s, err := OpenSink(ctx, cfg)
+			if err != nil {
+				return nil, misconfigured(err)
+			}
+			return s, nil
+		},
 	})
-	connectors.RegisterLookup("jdbc", NewLookup)
+	connectors.RegisterLookup("jdbc", func(ctx context.Context, cfg connectors.LookupConfig) (connectors.LookupSource, error) {
+		l, err := NewLookup(ctx, cfg)
+		return l, misconfigured(err)
+	})
 	connectors.Register(&connectors.Factory{
 		Name:     "postgres-cdc",
 		Options:  cdcOptions,
@@ -37,6 +50,14 @@ func init() {
 			return err
 		},
 		Changelog: func(connectors.TableInfo) connectors.ChangelogMode { return connectors.AllChangesMode },
-		NewSource: NewCDCSource,
+		NewSource: checkedSource(NewCDCSource),
 	})
+}
+
+// checkedSource marks the table check failures of open as connectors.ErrMisconfigured.
+func checkedSource(open func(context.Context, connectors.SourceConfig) (connectors.Source, error)) func(context.Context, connectors.SourceConfig) (connectors.Source, error) {
+	return func(ctx context.Context, cfg connectors.SourceConfig) (connectors.Source, error) {
+		s, err := open(ctx, cfg)
+		return s, misconfigured(err)
+	}
 }
