@@ -77,7 +77,10 @@
 // frames with their peers) and drops late rows. The session window operator
 // (session_window.go) keeps each key's open sessions, merges those a row overlaps (their
 // buffers with agg's Merge) and emits a session when the watermark passes its end. Both
-// checkpoint per key group, with the watermark they reached.
+// checkpoint per key group, with the watermark they reached. The temporal sort
+// (temporal_sort.go) buffers rows until the watermark passes them and emits them in key
+// order, its buffer one checkpointed value. CURRENT_WATERMARK reads the watermark of the
+// task evaluating it (current_watermark.go).
 //
 // # Stopping and failing
 //

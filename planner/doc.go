@@ -65,6 +65,10 @@
 // first. Flink's streaming restrictions are errors at their position. SESSION windows
 // (session_window.go) are a WindowAggregate over a SessionWindow.
 //
+// A query's ORDER BY whose first key is an ascending event-time attribute is a
+// TemporalSort (sort.go), insert-only, with LIMIT planned above it; every other ORDER BY
+// is refused with Flink's reason.
+//
 // Nested values (nested.go, unnest.go): a dotted name is resolved as Calcite resolves it,
 // the table qualifier first, then the column, then the fields of its ROW type, and a field
 // is read by a "." call holding the field's position; a[i] and m[k] are ITEM calls, the
