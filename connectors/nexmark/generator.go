@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // The model's constants, as the reference generator has them.
@@ -100,6 +101,7 @@ type generator struct {
 	epochLength    time.Duration
 	urls           []string // the base urls of hot channels
 	channelURLs    []string // the url of each other channel, made when first used
+	channelNames   []string // and its name
 }
 
 func newGenerator(cfg genConfig) *generator {
@@ -265,11 +267,13 @@ func (g *generator) bid(n int64, ts time.Time) bid {
 		ch := g.rand.IntN(numChannels)
 		if g.channelURLs == nil {
 			g.channelURLs = make([]string, numChannels)
+			g.channelNames = make([]string, numChannels)
 		}
 		if g.channelURLs[ch] == "" {
 			g.channelURLs[ch] = channelURL(ch)
+			g.channelNames[ch] = "channel-" + strconv.Itoa(ch)
 		}
-		b.channel, b.url = "channel-"+strconv.Itoa(ch), g.channelURLs[ch]
+		b.channel, b.url = g.channelNames[ch], g.channelURLs[ch]
 	}
 	b.extra = g.nextExtra(8+8+8+8, c.avgBidSize)
 	return b
@@ -326,7 +330,18 @@ func nextString(r *rand.Rand, maxLen int, space byte) string {
 			b[i] = byte('a' + (x/13)%26)
 		}
 	}
-	return strings.TrimSpace(string(b))
+	// Trimmed in place: the string shares b, which nothing writes after.
+	lo, hi := 0, n
+	for lo < hi && b[lo] == ' ' {
+		lo++
+	}
+	for hi > lo && b[hi-1] == ' ' {
+		hi--
+	}
+	if lo == hi {
+		return ""
+	}
+	return unsafe.String(&b[lo], hi-lo)
 }
 
 // nextExtra returns letters padding an event of size bytes to avg on average (within
@@ -347,17 +362,19 @@ func (g *generator) nextExtra(size, avg int) string {
 // exactString returns n random lower-case letters, 13 from each random number (26^13 <
 // 2^64), as the reference takes several from each.
 func exactString(r *rand.Rand, n int) string {
-	var b strings.Builder
-	b.Grow(n)
+	if n <= 0 {
+		return ""
+	}
+	b := make([]byte, n)
 	for i := 0; i < n; {
 		x := r.Uint64()
 		for k := 0; k < 13 && i < n; k++ {
-			b.WriteByte(byte('a' + x%26))
+			b[i] = byte('a' + x%26)
 			x /= 26
 			i++
 		}
 	}
-	return b.String()
+	return unsafe.String(&b[0], n) // b is not written after
 }
 
 func pick(r *rand.Rand, from []string) string { return from[r.IntN(len(from))] }

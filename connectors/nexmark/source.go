@@ -42,6 +42,7 @@ type source struct {
 	clock   connectors.Clock
 	fill    []func(e *event, slab *[]types.Value) types.Value // one per produced column
 	emitted int64
+	ev      event // the event being turned into a row: one per source, not one per event
 
 	// rate.limited: event n is due at start + (timestamp(n) - timestamp(first))
 	started    bool
@@ -199,11 +200,12 @@ func (s *source) Poll(ctx context.Context, maxWait time.Duration) ([]connectors.
 	rows := make([]types.Row, n)
 	cells := make([]types.Value, int(n)*len(s.fill))
 	var slab []types.Value // the fields of the batch's ROW values
+	e := &s.ev
 	for i := range rows {
-		e := s.gen.event(s.emitted + int64(i))
+		*e = s.gen.event(s.emitted + int64(i))
 		row := cells[i*len(s.fill) : (i+1)*len(s.fill) : (i+1)*len(s.fill)]
 		for j, f := range s.fill {
-			row[j] = f(&e, &slab)
+			row[j] = f(e, &slab)
 		}
 		rows[i] = row
 	}
