@@ -412,16 +412,34 @@ func newAvroConfluentEncoder(cfg avroConfluentConfig, text string, rec *avroReco
 }
 
 func (e *avroConfluentEncoder) register() error {
-	id, err := e.client.Register(e.cfg.subject, schemaregistry.SchemaInfo{Schema: e.text}, false)
+	id, err := registerSchema(e.client, e.cfg, schemaregistry.SchemaInfo{Schema: e.text})
+	if err != nil {
+		return err
+	}
+	e.header = confluentHeader(id)
+	return nil
+}
+
+// registerSchema registers info under cfg's subject (avro-confluent's and
+// protobuf-confluent's encoders) and returns its id. A schema the registry refuses
+// (incompatible, invalid) is an error of the job; a failed request is an
+// ErrRegistryUnavailable.
+func registerSchema(cl schemaregistry.Client, cfg avroConfluentConfig, info schemaregistry.SchemaInfo) (int, error) {
+	id, err := cl.Register(cfg.subject, info, false)
 	if err != nil {
 		var re *rest.Error
 		if errors.As(err, &re) && (re.Code == 409 || re.Code == 42201) {
-			return fmt.Errorf("schema registry %s refused the schema for subject %s: %s (error %d)", e.cfg.url, e.cfg.subject, re.Message, re.Code)
+			return 0, fmt.Errorf("schema registry %s refused the schema for subject %s: %s (error %d)", cfg.url, cfg.subject, re.Message, re.Code)
 		}
-		return fmt.Errorf("%w: %s: registering the schema under subject %s: %v", ErrRegistryUnavailable, e.cfg.url, e.cfg.subject, err)
+		return 0, fmt.Errorf("%w: %s: registering the schema under subject %s: %v", ErrRegistryUnavailable, cfg.url, cfg.subject, err)
 	}
-	e.header = binary.BigEndian.AppendUint32([]byte{avroConfluentMagic}, uint32(id))
-	return nil
+	return id, nil
+}
+
+// confluentHeader is the Confluent wire format's header of schema id: the magic byte,
+// then the id as a big-endian int32.
+func confluentHeader(id int) []byte {
+	return binary.BigEndian.AppendUint32([]byte{avroConfluentMagic}, uint32(id))
 }
 
 func (e *avroConfluentEncoder) Encode(dst []byte, row types.Row) ([]byte, error) {

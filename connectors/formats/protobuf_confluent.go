@@ -11,7 +11,6 @@ import (
 
 	"github.com/bufbuild/protocompile"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry"
-	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/rest"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pipesql/pipesql/connectors"
@@ -70,18 +69,16 @@ func checkProtobufConfluent(schema types.Schema, opts map[string]string) error {
 	return nil
 }
 
-// Confluent's wire format: magic byte 0, then the schema id as a big-endian uint32.
-const confluentMagic = 0
-
-// parseConfluentHeader returns the schema id and the rest of a record.
+// parseConfluentHeader returns the schema id and the rest of a record (Confluent's wire
+// format, as avro-confluent's: see confluentHeader).
 func parseConfluentHeader(data []byte) (id int, rest []byte, err error) {
-	if len(data) < 5 {
+	if len(data) < avroConfluentWireHeader {
 		return 0, nil, fmt.Errorf("record of %d bytes is too short for Confluent's wire format (magic byte and 4-byte schema id)", len(data))
 	}
-	if data[0] != confluentMagic {
+	if data[0] != avroConfluentMagic {
 		return 0, nil, fmt.Errorf("record does not start with Confluent's magic byte 0 but 0x%02x: not written by a schema registry serializer", data[0])
 	}
-	return int(binary.BigEndian.Uint32(data[1:5])), data[5:], nil
+	return int(binary.BigEndian.Uint32(data[1:avroConfluentWireHeader])), data[avroConfluentWireHeader:], nil
 }
 
 var firstMessage = []int{0}
@@ -468,8 +465,7 @@ func NewProtobufConfluentEncoder(schema types.Schema, opts map[string]string) (c
 	if err != nil {
 		return nil, err
 	}
-	subject := rc.subject
-	if subject == "" {
+	if rc.subject == "" {
 		return nil, &connectors.OptionError{Key: "protobuf-confluent." + AvroConfluentSubject,
 			Err: fmt.Errorf("%w: the subject to register the schema under is required (kafka tables default it to '<topic>-value')", connectors.ErrInvalidOption)}
 	}
@@ -523,21 +519,15 @@ func NewProtobufConfluentEncoder(schema types.Schema, opts map[string]string) (c
 	if err != nil {
 		return nil, err
 	}
-	id, err := cl.Register(subject, schemaregistry.SchemaInfo{Schema: text, SchemaType: "PROTOBUF"}, false)
+	id, err := registerSchema(cl, rc, schemaregistry.SchemaInfo{Schema: text, SchemaType: "PROTOBUF"})
 	if err != nil {
-		var re *rest.Error
-		if errors.As(err, &re) && (re.Code == 409 || re.Code == 42201) {
-			return nil, fmt.Errorf("schema registry %s refused the schema for subject %s: %s (error %d)", rc.url, subject, re.Message, re.Code)
-		}
-		return nil, fmt.Errorf("%w: %s: registering the schema under subject %s: %v", ErrRegistryUnavailable, rc.url, subject, err)
+		return nil, err
 	}
 	enc, err := newProtobufEncoder(md, schema, cfg)
 	if err != nil {
 		return nil, err
 	}
-	header := []byte{confluentMagic, 0, 0, 0, 0}
-	binary.BigEndian.PutUint32(header[1:], uint32(id))
-	return &protobufConfluentEncoder{header: appendMessageIndexes(header, messageIndexes(md)), enc: enc}, nil
+	return &protobufConfluentEncoder{header: appendMessageIndexes(confluentHeader(id), messageIndexes(md)), enc: enc}, nil
 }
 
 func (e *protobufConfluentEncoder) Encode(dst []byte, row types.Row) ([]byte, error) {
