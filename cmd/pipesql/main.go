@@ -39,7 +39,10 @@ Flags of run, explain and shell:
   -i FILE            run FILE first (CREATE TABLE and SET statements shared by several jobs); repeatable
   --set KEY=VALUE    set a configuration option, as SET 'KEY' = 'VALUE' would; repeatable
   --metrics-addr HOST:PORT   serve Prometheus metrics on /metrics and job status as JSON on
-                     /status (or SET 'metrics.address' = 'HOST:PORT'); port 0 picks one
+                     /status (or SET 'metrics.address' = 'HOST:PORT'); port 0 picks one; the web
+                     console is at / on the same server (--web-addr HOST:PORT is the same flag)
+  --web-allow-remote allow an address other hosts reach (default: loopback only); the
+                     console's actions then need --web-token TOKEN (default: a random one, logged)
   --log-format text|json     log lines as key=value text (default) or JSON objects
   --log-level LEVEL  least level logged: debug, info, warn (default) or error
   --progress MODE    run's progress: auto (default: a line redrawn on a terminal, else a log

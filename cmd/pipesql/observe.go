@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/chzyer/readline"
 
 	"github.com/pipesql/pipesql/connectors/builtin"
+	"github.com/pipesql/pipesql/console"
 	"github.com/pipesql/pipesql/engine"
 	"github.com/pipesql/pipesql/obs"
 	"github.com/pipesql/pipesql/shell"
@@ -22,6 +24,9 @@ import (
 // obsFlags are the observability flags of run, shell and demo.
 type obsFlags struct {
 	metricsAddr      string
+	webAddr          string // the same server as metricsAddr, by the console's name
+	webAllowRemote   bool
+	webToken         string
 	logFormat        string
 	logLevel         string
 	progress         string
@@ -35,6 +40,9 @@ type obsFlags struct {
 
 func (f *obsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on `HOST:PORT`/metrics and job status on /status")
+	fs.StringVar(&f.webAddr, "web-addr", "", "serve the web console (and the metrics) on `HOST:PORT`; the same server as --metrics-addr")
+	fs.BoolVar(&f.webAllowRemote, "web-allow-remote", false, "allow --metrics-addr/--web-addr on an address other hosts reach (the console's actions then need --web-token)")
+	fs.StringVar(&f.webToken, "web-token", "", "the `TOKEN` the console's actions need when other hosts reach it (default: a random one, logged)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log as `text` or json")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "least `LEVEL` logged: debug, info, warn or error")
 	fs.StringVar(&f.progress, "progress", "auto", "how run shows progress: `auto` (a line on a terminal, else a log record), line, log or off")
@@ -50,10 +58,31 @@ func (f *obsFlags) open(stdout, stderr io.Writer) (*observer, error) {
 // newEngine makes the process's engine: its jobs log to o and are tracked in o's
 // registry; it serves metrics on --metrics-addr.
 func (f *obsFlags) newEngine(o *observer, opts engine.Options) (*engine.Engine, error) {
-	opts.Log, opts.Registry, opts.MetricsAddr = o.log, o.reg, f.metricsAddr
+	addr, flagName := f.metricsAddr, "--metrics-addr"
+	if f.webAddr != "" {
+		if addr != "" && addr != f.webAddr {
+			return nil, fmt.Errorf("--web-addr %s and --metrics-addr %s: the console and the metrics share one server; give one address", f.webAddr, addr)
+		}
+		addr, flagName = f.webAddr, "--web-addr"
+	}
+	token := f.webToken
+	if f.webAllowRemote && token == "" {
+		var err error
+		if token, err = engine.FlinkJobID(0); err != nil {
+			return nil, err
+		}
+	}
+	opts.Log, opts.Registry, opts.MetricsAddr, opts.AllowRemote = o.log, o.reg, addr, f.webAllowRemote
+	opts.Handler = func(e *engine.Engine) http.Handler {
+		if f.webAllowRemote {
+			o.log.Warn("the web console is served to other hosts; its actions need this token in the X-Pipesql-Token header",
+				"token", token)
+		}
+		return console.Handler(e, console.Options{Token: token})
+	}
 	eng, err := engine.New(opts)
 	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr: %w", err)
+		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}
 	f.eng = eng
 	return eng, nil
