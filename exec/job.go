@@ -454,9 +454,6 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 			return newGroupAggOp(cfg)
 		}}, nil
 	case *planner.Join:
-		if updating {
-			return nil, fmt.Errorf("%w: join over an updating input", ErrUnsupportedPlan)
-		}
 		cfg, err := compileJoin(n, c.env, c.stateTTL)
 		if err != nil {
 			return nil, err

@@ -35,8 +35,12 @@ import (
 // never matches (= is never true on NULL): it is emitted null-padded when its side is
 // outer, and not kept.
 //
-// Inputs must be append-only: a join of an updating input (a GROUP BY result) is refused
-// by the planner.
+// Inputs may be updating (a GROUP BY result, a CDC source): an accumulating row (+I,
+// +U) joins as an insertion does, a retracting row (-U, -D) removes one equal row (all
+// columns) from its side's state and retracts (-D) every joined row it made; when it
+// was the last match of an outer side's row, that row's null-padded result comes back
+// (+I). Output is +I and -D only: Flink emits +U/-U for some of these, with the same
+// final state.
 //
 // State is checkpointed per side and key group (l<kg>, r<kg>): a checkpoint rewrites the
 // key groups that gained rows or whose rows' match counts changed since its base and
@@ -281,8 +285,11 @@ func (o *joinOp) processInput(ctx context.Context, s int, b batch, out *outbox) 
 		now = o.clock.Now().UnixMicro()
 	}
 	for i, row := range b.rows {
-		if k := b.kind(i); k != connectors.Insert {
-			return fmt.Errorf("%w: join received %s", ErrRetraction, k)
+		if k := b.kind(i); k == connectors.UpdateBefore || k == connectors.Delete {
+			if err := o.retract(ctx, s, row, now, out); err != nil {
+				return err
+			}
+			continue
 		}
 		key, ok, err := o.key(s, row)
 		if err != nil {
@@ -335,6 +342,74 @@ func (o *joinOp) processInput(ctx context.Context, s int, b batch, out *outbox) 
 		bk.recs = append(bk.recs, joinRecord{row: row, matches: matches, written: now})
 		me.rows++
 		me.changed.set(bk.kg)
+	}
+	return nil
+}
+
+// retract takes back row of side s (a -U or -D): it removes one equal row from the
+// side's state and retracts every joined row it made (-D); a row of the other, outer
+// side whose last match it was gets its null-padded row back (+I), and the row's own
+// null-padded row is retracted when it had no match on an outer side. A row that is not
+// in the state (expired, or its key NULL) retracts its null-padded row when its side is
+// outer, as Flink's StreamingJoinOperator does.
+func (o *joinOp) retract(ctx context.Context, s int, row types.Row, now int64, out *outbox) error {
+	me, other := o.sides[s], o.sides[1-s]
+	key, ok, err := o.key(s, row)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if o.cfg.outer[s] {
+			return out.emit(ctx, connectors.Delete, o.pair(s, row, nil))
+		}
+		return nil
+	}
+	if bk := me.buckets[string(key)]; bk != nil {
+		if o.cfg.ttl > 0 {
+			o.dropExpired(me, bk, now)
+		}
+		if at := slices.IndexFunc(bk.recs, func(r joinRecord) bool { return rowsEqual(r.row, row) }); at >= 0 {
+			bk.recs = slices.Delete(bk.recs, at, at+1)
+			me.rows--
+			me.changed.set(bk.kg)
+		}
+	}
+	var matches int64
+	if ob := other.buckets[string(key)]; ob != nil {
+		if o.cfg.ttl > 0 {
+			o.dropExpired(other, ob, now)
+		}
+		for r := range ob.recs {
+			rec := &ob.recs[r]
+			j := o.pair(s, row, rec.row)
+			if o.cfg.where != nil {
+				pass, err := o.cfg.where(j)
+				if err != nil {
+					return err
+				}
+				if !pass {
+					continue
+				}
+			}
+			matches++
+			if err := out.emit(ctx, connectors.Delete, j); err != nil {
+				return err
+			}
+			if o.cfg.outer[1-s] {
+				rec.matches--
+				rec.written = now
+				other.changed.set(ob.kg)
+				if rec.matches <= 0 {
+					rec.matches = 0
+					if err := out.emit(ctx, connectors.Insert, o.pair(s, nil, rec.row)); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	if matches == 0 && o.cfg.outer[s] {
+		return out.emit(ctx, connectors.Delete, o.pair(s, row, nil))
 	}
 	return nil
 }

@@ -13,8 +13,9 @@ import (
 // A JOIN ... ON with at least one equality between a column of each side is a regular
 // Join (Flink's StreamingJoinOperator): both inputs are kept in state by the equality
 // keys, an Exchange(distribution=[hash[keys]]) below each side says so, and the rest of
-// the ON condition is evaluated on each joined pair. Both inputs must be append-only.
-// The output drops time attributes (a regular join does not keep rows in event-time
+// the ON condition is evaluated on each joined pair. An input may be updating (an
+// aggregate's result, a CDC or upsert source): its retractions retract the joined rows,
+// and the join's output is updating then, as it is for every outer join. The output drops time attributes (a regular join does not keep rows in event-time
 // order) and makes the columns of a null-supplying side nullable; an outer join's output
 // is updating, since it retracts a null-padded row when the row's first match arrives.
 //
@@ -24,8 +25,7 @@ import (
 // A condition over both sides' time attributes makes an interval join (interval_join.go);
 // IN (SELECT ...) and [NOT] EXISTS in WHERE make semi and anti joins (semi_join.go). The
 // other multi-input forms are refused with their position: joins without an equality
-// (CROSS JOIN, a FROM list), window joins (over window table functions), joins of
-// updating inputs.
+// (CROSS JOIN, a FROM list), a window table function joined with a plain input.
 
 func (p *planner) planJoin(x *parser.Join, env *cteEnv) (*relation, error) {
 	var typ JoinType
@@ -62,9 +62,6 @@ func (p *planner) planJoin(x *parser.Join, env *cteEnv) (*relation, error) {
 		pos  parser.Pos
 		name string
 	}{{left, x.Left.Pos(), "left"}, {right, x.Right.Pos(), "right"}} {
-		if side.rel.changelog != InsertOnly {
-			return nil, errAt(side.pos, ErrUnsupported, "unsupported: JOIN over an updating input (the %s side is the updating result of an aggregation or an outer join)", side.name)
-		}
 		if side.rel.tvf != nil {
 			return nil, errAt(side.pos, ErrUnsupported, "unsupported: a join of a window table function with an input that is not one (a window join needs TABLE(TUMBLE|HOP|CUMULATE(...)) on both sides)")
 		}
@@ -96,6 +93,15 @@ func (p *planner) planJoin(x *parser.Join, env *cteEnv) (*relation, error) {
 		rest = and(rest, c)
 	}
 	if len(timeConds) > 0 {
+		for _, side := range []struct {
+			rel  *relation
+			pos  parser.Pos
+			name string
+		}{{left, x.Left.Pos(), "left"}, {right, x.Right.Pos(), "right"}} {
+			if side.rel.changelog != InsertOnly {
+				return nil, errAt(side.pos, ErrUpdatingInput, "unsupported: an interval join over an updating input (the %s side): IntervalJoin doesn't support consuming update and delete changes", side.name)
+			}
+		}
 		j.Where = rest
 		return p.planIntervalJoin(x, j, left, right, in, timeConds)
 	}
@@ -114,7 +120,7 @@ func (p *planner) planJoin(x *parser.Join, env *cteEnv) (*relation, error) {
 		out.cols = append(out.cols, scopeCol{name: c.name, quals: c.quals, t: j.Out[i].Type})
 	}
 	changelog := InsertOnly
-	if typ != InnerJoin {
+	if typ != InnerJoin || left.changelog != InsertOnly || right.changelog != InsertOnly {
 		changelog = Updating
 	}
 	return &relation{node: j, scope: out, changelog: changelog}, nil
