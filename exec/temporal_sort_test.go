@@ -168,3 +168,60 @@ func TestTemporalSortLateRows(t *testing.T) {
 		t.Fatalf("%d late rows counted, want 2 (at 19 and 20 behind the watermark 20)", l)
 	}
 }
+
+// TestTemporalSortAfterWindowAggregate: the rows of a window aggregate, sorted by their
+// window_time and then by count descending, against the counts computed in Go.
+func TestTemporalSortAfterWindowAggregate(t *testing.T) {
+	dir, evs := writeOverFixture(t, 3000, 3)
+	type wk struct {
+		start int64
+		k     string
+	}
+	counts := map[wk]int{}
+	for _, e := range evs {
+		counts[wk{e.ts - e.ts%5000, e.k}]++
+	}
+	keys := make([]wk, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b wk) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a.k, b.k)
+	})
+	var want []string
+	for _, k := range keys {
+		want = append(want, fmt.Sprintf("%d %s %d", k.start, k.k, counts[k]))
+	}
+	var got []string
+	var mu sync.Mutex
+	query := `SELECT window_time, k, COUNT(*) AS c FROM TABLE(TUMBLE(TABLE e, DESCRIPTOR(rt), INTERVAL '5' SECOND))
+GROUP BY window_start, window_end, window_time, k ORDER BY window_time, c DESC, k;`
+	j, err := NewJob(planSQL(t, overDDL(dir)+query), Options{BatchSize: 16, Collect: func(kind connectors.RowKind, r types.Row) {
+		mu.Lock()
+		defer mu.Unlock()
+		if kind != connectors.Insert {
+			t.Errorf("emitted %s", kind)
+		}
+		got = append(got, fmt.Sprintf("%d %s %d", (r[0].Int()/1000+1)-5000, r[1].String(), r[2].Int()))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range j.Metrics().Operators {
+		if m.LateDropped != 0 {
+			t.Fatalf("%s dropped %d late rows", m.Name, m.LateDropped)
+		}
+	}
+	if g, w := strings.Join(got, "\n"), strings.Join(want, "\n"); g != w {
+		t.Fatalf("--- pipesql:\n%.1500s\n--- Go:\n%.1500s", g, w)
+	}
+}

@@ -49,7 +49,8 @@ func sortKeysString(in types.Schema, keys []SortKey) string {
 }
 
 // planOrderBy plans the ORDER BY of a query over rel, its body: each key must be a column
-// of the body's select list, the first an ascending event-time attribute.
+// of the body's select list (by name or position), the first an ascending event-time
+// attribute.
 func (p *planner) planOrderBy(items []parser.OrderItem, rel *relation) (*relation, error) {
 	b := &binder{scope: rel.scope, clause: "ORDER BY"}
 	keys := make([]SortKey, 0, len(items))
@@ -57,6 +58,15 @@ func (p *planner) planOrderBy(items []parser.OrderItem, rel *relation) (*relatio
 		x, err := b.bind(it.Expr)
 		if err != nil {
 			return nil, err
+		}
+		if lit, isLit := x.(*Literal); isLit && lit.T.IsInteger() && !lit.Value.IsNull() {
+			// ORDER BY 2: the second column of the select list, as Calcite reads it.
+			k := lit.Value.Int()
+			if k < 1 || k > int64(len(rel.scope.cols)) {
+				return nil, errAt(it.At, ErrUnsupported, "unsupported: ORDER BY %d: the select list has %d columns", k, len(rel.scope.cols))
+			}
+			c := rel.scope.cols[k-1]
+			x = &ColumnRef{Index: int(k - 1), Name: c.name, T: c.t}
 		}
 		ref, ok := x.(*ColumnRef)
 		if !ok {
