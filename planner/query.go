@@ -213,6 +213,9 @@ func (p *planner) planSelect(sel *parser.Select, env *cteEnv) (*relation, error)
 	for _, it := range items {
 		aggregating = aggregating || hasAggregate(it.expr)
 	}
+	if err := checkBareSession(sel, from, aggregating); err != nil { // session_window.go
+		return nil, err
+	}
 	var rel *relation
 	if calls := overCalls(items); len(calls) > 0 && !aggregating {
 		rel, err = p.planOver(items, calls, from, where) // over.go

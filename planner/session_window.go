@@ -59,3 +59,12 @@ func checkSessionKeys(sel *parser.Select, ctx *aggContext) error {
 	}
 	return nil
 }
+
+// checkBareSession refuses a SESSION window table function that no window aggregation
+// consumes: its rows would need the session they end up in, known only when it closes.
+func checkBareSession(sel *parser.Select, from *relation, aggregating bool) error {
+	if aggregating || from.tvf == nil || from.tvf.win.win.Kind != SessionWindow {
+		return nil
+	}
+	return errAt(sel.At, ErrUnsupported, "unsupported: a SESSION window table function without a window aggregation (GROUP BY window_start, window_end, ...) over it")
+}
