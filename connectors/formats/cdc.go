@@ -258,6 +258,16 @@ func (d *cdcDecoder) image(rec *fastjson.Value, field string, data []byte) (type
 	return d.row(obj, data, field+".")
 }
 
+// appendImage appends the row image at field of rec (debezium's before/after, maxwell's
+// data) with its kind; on an error rows and kinds come back as they were.
+func (d *cdcDecoder) appendImage(rows []types.Row, kinds []connectors.RowKind, rec *fastjson.Value, field string, data []byte, kind connectors.RowKind) ([]types.Row, []connectors.RowKind, error) {
+	row, err := d.image(rec, field, data)
+	if err != nil {
+		return rows, kinds, err
+	}
+	return append(rows, row), append(kinds, kind), nil
+}
+
 func (d *cdcDecoder) row(obj *fastjson.Object, data []byte, path string) (types.Row, error) {
 	row := make(types.Row, d.width+len(d.meta))
 	if err := d.json.decodeObject(obj, data, row[:d.width], path); err != nil {
@@ -301,34 +311,25 @@ func (d *cdcDecoder) debezium(v *fastjson.Value, data []byte, rows []types.Row, 
 	}
 	op := string(rec.GetStringBytes("op"))
 	n := len(rows)
+	var err error
 	switch op {
 	case "c", "r":
-		after, err := d.image(rec, "after", data)
-		if err != nil {
-			return rows[:n], kinds, err
-		}
-		rows, kinds = append(rows, after), append(kinds, connectors.Insert)
+		rows, kinds, err = d.appendImage(rows, kinds, rec, "after", data, connectors.Insert)
 	case "u":
 		if isNull(rec.Get("before")) {
 			return rows, kinds, d.fail("before", data, ErrUpdateWithoutBefore)
 		}
-		before, err := d.image(rec, "before", data)
-		if err != nil {
-			return rows, kinds, err
+		rows, kinds, err = d.appendImage(rows, kinds, rec, "before", data, connectors.UpdateBefore)
+		if err == nil {
+			rows, kinds, err = d.appendImage(rows, kinds, rec, "after", data, connectors.UpdateAfter)
 		}
-		after, err := d.image(rec, "after", data)
-		if err != nil {
-			return rows, kinds, err
-		}
-		rows, kinds = append(rows, before, after), append(kinds, connectors.UpdateBefore, connectors.UpdateAfter)
 	case "d":
-		before, err := d.image(rec, "before", data)
-		if err != nil {
-			return rows, kinds, err
-		}
-		rows, kinds = append(rows, before), append(kinds, connectors.Delete)
+		rows, kinds, err = d.appendImage(rows, kinds, rec, "before", data, connectors.Delete)
 	default:
 		return rows, kinds, d.fail("op", data, fmt.Errorf("unknown operation %q (want c, r, u or d)", op))
+	}
+	if err != nil {
+		return rows[:n], kinds[:n], err
 	}
 	for _, r := range rows[n:] {
 		if err := d.debeziumMeta(v, rec, r[d.width:]); err != nil {
@@ -525,11 +526,10 @@ func (d *cdcDecoder) maxwell(v *fastjson.Value, data []byte, rows []types.Row, k
 	n := len(rows)
 	switch typ {
 	case "insert", "bootstrap-insert":
-		row, err := d.image(v, "data", data)
-		if err != nil {
+		var err error
+		if rows, kinds, err = d.appendImage(rows, kinds, v, "data", data, connectors.Insert); err != nil {
 			return rows, kinds, err
 		}
-		rows, kinds = append(rows, row), append(kinds, connectors.Insert)
 	case "update":
 		obj, err := objectOf(v.Get("data"))
 		if err != nil {
@@ -549,11 +549,10 @@ func (d *cdcDecoder) maxwell(v *fastjson.Value, data []byte, rows []types.Row, k
 		}
 		rows, kinds = append(rows, before, after), append(kinds, connectors.UpdateBefore, connectors.UpdateAfter)
 	case "delete":
-		row, err := d.image(v, "data", data)
-		if err != nil {
+		var err error
+		if rows, kinds, err = d.appendImage(rows, kinds, v, "data", data, connectors.Delete); err != nil {
 			return rows, kinds, err
 		}
-		rows, kinds = append(rows, row), append(kinds, connectors.Delete)
 	case "bootstrap-start", "bootstrap-complete", "table-create", "table-alter", "table-drop", "database-create", "database-alter", "database-drop":
 		return rows, kinds, nil
 	default:
