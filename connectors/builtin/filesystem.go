@@ -355,6 +355,44 @@ func (s *fileSource) closeCurrent() {
 	}
 }
 
+// openNext opens the next pending file (line-by-line Poll and bulk pollBulk), scanning
+// the path again every source.monitor-interval when none is pending, waiting at most
+// maxWait for the next scan. ok is false when no file could be opened: err is io.EOF
+// when a bounded source has read every file, nil when there is nothing to read yet.
+func (s *fileSource) openNext(ctx context.Context, maxWait time.Duration) (ok bool, err error) {
+	if len(s.pending) == 0 {
+		if s.monitor <= 0 {
+			return false, io.EOF
+		}
+		now := s.clock.Now()
+		if now.Before(s.nextScan) {
+			timer := s.clock.NewTimer(min(s.nextScan.Sub(now), maxWait))
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return false, ctx.Err()
+			case <-timer.C():
+			}
+			if s.clock.Now().Before(s.nextScan) {
+				return false, nil
+			}
+		}
+		s.nextScan = s.clock.Now().Add(s.monitor)
+		if err := s.scan(); err != nil {
+			return false, tableError("filesystem", "source", s.table, err)
+		}
+		if len(s.pending) == 0 {
+			return false, nil
+		}
+	}
+	next := s.pending[0]
+	s.pending = s.pending[1:]
+	if err := s.open(next); err != nil {
+		return false, tableError("filesystem", "source", s.table, err)
+	}
+	return true, nil
+}
+
 func (s *fileSource) Poll(ctx context.Context, maxWait time.Duration) ([]connectors.SourceBatch, error) {
 	if s.bulk != nil {
 		return s.pollBulk(ctx, maxWait)
@@ -373,38 +411,11 @@ func (s *fileSource) Poll(ctx context.Context, maxWait time.Duration) ([]connect
 	width := s.nPhys + len(s.meta)
 	for total < maxBatch {
 		if s.cur == nil {
-			if len(s.pending) == 0 {
-				if len(batches) > 0 {
-					return batches, nil
-				}
-				if s.monitor <= 0 {
-					return nil, io.EOF
-				}
-				now := s.clock.Now()
-				if now.Before(s.nextScan) {
-					timer := s.clock.NewTimer(min(s.nextScan.Sub(now), maxWait))
-					select {
-					case <-ctx.Done():
-						timer.Stop()
-						return nil, ctx.Err()
-					case <-timer.C():
-					}
-					if s.clock.Now().Before(s.nextScan) {
-						return nil, nil
-					}
-				}
-				s.nextScan = s.clock.Now().Add(s.monitor)
-				if err := s.scan(); err != nil {
-					return nil, tableError("filesystem", "source", s.table, err)
-				}
-				if len(s.pending) == 0 {
-					return nil, nil
-				}
+			if len(s.pending) == 0 && len(batches) > 0 {
+				return batches, nil
 			}
-			next := s.pending[0]
-			s.pending = s.pending[1:]
-			if err := s.open(next); err != nil {
-				return nil, tableError("filesystem", "source", s.table, err)
+			if ok, err := s.openNext(ctx, maxWait); !ok {
+				return nil, err
 			}
 		}
 		o := s.cur

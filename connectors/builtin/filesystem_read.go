@@ -262,38 +262,11 @@ func (s *fileSource) pollBulk(ctx context.Context, maxWait time.Duration) ([]con
 	data := make(types.Row, len(s.bulkCols))
 	for total := 0; total < maxBatch; {
 		if s.cur == nil {
-			if len(s.pending) == 0 {
-				if len(batches) > 0 {
-					return batches, nil
-				}
-				if s.monitor <= 0 {
-					return nil, io.EOF
-				}
-				now := s.clock.Now()
-				if now.Before(s.nextScan) {
-					timer := s.clock.NewTimer(min(s.nextScan.Sub(now), maxWait))
-					select {
-					case <-ctx.Done():
-						timer.Stop()
-						return nil, ctx.Err()
-					case <-timer.C():
-					}
-					if s.clock.Now().Before(s.nextScan) {
-						return nil, nil
-					}
-				}
-				s.nextScan = s.clock.Now().Add(s.monitor)
-				if err := s.scan(); err != nil {
-					return nil, tableError("filesystem", "source", s.table, err)
-				}
-				if len(s.pending) == 0 {
-					return nil, nil
-				}
+			if len(s.pending) == 0 && len(batches) > 0 {
+				return batches, nil
 			}
-			next := s.pending[0]
-			s.pending = s.pending[1:]
-			if err := s.open(next); err != nil {
-				return nil, tableError("filesystem", "source", s.table, err)
+			if ok, err := s.openNext(ctx, maxWait); !ok {
+				return nil, err
 			}
 		}
 		o := s.cur
