@@ -469,11 +469,16 @@ func (s *Server) listVersions(p []string, _ *http.Request, _ request) (any, *HTT
 	if herr != nil {
 		return nil, herr
 	}
+	return versionNumbers(sub), nil
+}
+
+// versionNumbers lists a subject's live version numbers, [] when it has none.
+func versionNumbers(sub *subject) []int {
 	out := []int{}
 	for _, v := range sub.versions {
 		out = append(out, v.version)
 	}
-	return out, nil
+	return out
 }
 
 // findVersion resolves "latest", -1 or a number in a subject.
@@ -539,10 +544,7 @@ func (s *Server) deleteSubject(p []string, _ *http.Request, _ request) (any, *HT
 	if herr != nil {
 		return nil, herr
 	}
-	out := []int{}
-	for _, v := range sub.versions {
-		out = append(out, v.version)
-	}
+	out := versionNumbers(sub)
 	sub.versions = nil
 	return out, nil
 }
