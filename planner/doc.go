@@ -47,8 +47,9 @@
 // join of two window table functions over the same window, on window_start and
 // window_end, a WindowJoin (window_join.go); IN (SELECT ...) and [NOT] EXISTS in WHERE a
 // SemiJoin, EXPLAINed as Join(joinType=[LeftSemiJoin|LeftAntiJoin]) (semi_join.go).
-// Event-time temporal joins, joins without an equality and joins of updating inputs are
-// refused.
+// A regular join takes updating inputs (its output is updating then); interval, window
+// and semi joins need insert-only ones. Event-time temporal joins and joins without an
+// equality are refused.
 //
 // ROW_NUMBER, RANK and DENSE_RANK OVER (PARTITION BY ... ORDER BY ...) run only as
 // Flink runs them: in a subquery filtered on the rank by the query around it (rn <= N,
