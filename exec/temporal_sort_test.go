@@ -48,8 +48,8 @@ func sortCollect(t *testing.T, mu *sync.Mutex, got *[]string) func(connectors.Ro
 }
 
 // TestTemporalSortOrder: out-of-order input with many ties on the time and on the other
-// keys comes out in exactly the order of a Go stable sort of the same rows; LIMIT after
-// it keeps the first rows of that order.
+// keys comes out in exactly the order of a Go stable sort of the same rows, also when
+// the keys are not selected; LIMIT after it keeps the first rows of that order.
 func TestTemporalSortOrder(t *testing.T) {
 	const n = 5000
 	dir, evs := writeOverFixture(t, n, 3)
@@ -58,13 +58,17 @@ func TestTemporalSortOrder(t *testing.T) {
 		t.Fatal("the fixture is in time order; the test needs it out of order")
 	}
 	for _, c := range []struct {
-		name, limit string
+		name, query string
 		want        []string
-	}{{"all", "", want}, {"limit", " LIMIT 7", want[:7]}} {
+	}{
+		{"all", "SELECT id, k, v, rt FROM e ORDER BY rt, v DESC, k;", want},
+		{"limit", "SELECT id, k, v, rt FROM e ORDER BY rt, v DESC, k LIMIT 7;", want[:7]},
+		{"keys not selected", "SELECT id FROM e ORDER BY rt, v DESC, k;", want},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var got []string
-			j, err := NewJob(planSQL(t, overDDL(dir)+"SELECT id, k, v, rt FROM e ORDER BY rt, v DESC, k"+c.limit+";"),
+			j, err := NewJob(planSQL(t, overDDL(dir)+c.query),
 				Options{Collect: sortCollect(t, &mu, &got), BatchSize: 16})
 			if err != nil {
 				t.Fatal(err)

@@ -86,7 +86,7 @@ func (p *planner) planQuery(q *parser.Query, env *cteEnv) (*relation, error) {
 		return nil, errAt(q.At, ErrUnsupported, "unsupported: query body %T", q.Body)
 	}
 	if len(q.OrderBy) > 0 {
-		r, err := p.planOrderBy(q.OrderBy, rel) // sort.go
+		r, err := p.planOrderBy(q, rel, env) // sort.go
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,9 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pipesql/pipesql/parser"
@@ -48,29 +50,56 @@ func sortKeysString(in types.Schema, keys []SortKey) string {
 	return strings.Join(parts, ", ")
 }
 
-// planOrderBy plans the ORDER BY of a query over rel, its body: each key must be a column
-// of the body's select list (by name or position), the first an ascending event-time
-// attribute.
-func (p *planner) planOrderBy(items []parser.OrderItem, rel *relation) (*relation, error) {
-	b := &binder{scope: rel.scope, clause: "ORDER BY"}
-	keys := make([]SortKey, 0, len(items))
-	for i, it := range items {
-		x, err := b.bind(it.Expr)
-		if err != nil {
-			return nil, err
+// planOrderBy plans the ORDER BY of query q over rel, its planned body: each key must be
+// a column of the body's select list (by name or position) or, for a SELECT, a column of
+// its FROM clause, which is then selected as a hidden column, sorted by and projected
+// away, as Calcite does; the first key must be an ascending event-time attribute.
+func (p *planner) planOrderBy(q *parser.Query, rel *relation, env *cteEnv) (*relation, error) {
+	in, width := rel, len(rel.scope.cols)
+	hidden := map[int]int{} // order item -> hidden column
+	if sel, ok := q.Body.(*parser.Select); ok && !sel.Distinct {
+		b := &binder{scope: rel.scope, clause: "ORDER BY"}
+		ext := *sel
+		ext.Items = slices.Clone(sel.Items)
+		for i, it := range q.OrderBy {
+			if _, err := b.bind(it.Expr); errors.Is(err, ErrUnknownColumn) {
+				hidden[i] = width + len(hidden)
+				ext.Items = append(ext.Items, parser.SelectItem{At: it.At, Expr: it.Expr, Alias: hiddenName(it.Expr, i, ext.Items, rel.scope)})
+			}
+		}
+		if len(hidden) > 0 {
+			r, err := p.planSelect(&ext, env)
+			if err != nil {
+				return nil, err
+			}
+			in = r
+		}
+	}
+	b := &binder{scope: in.scope, clause: "ORDER BY"}
+	keys := make([]SortKey, 0, len(q.OrderBy))
+	for i, it := range q.OrderBy {
+		var x Expr
+		if col, ok := hidden[i]; ok {
+			c := in.scope.cols[col]
+			x = &ColumnRef{Index: col, Name: c.name, T: c.t}
+		} else {
+			var err error
+			if x, err = b.bind(it.Expr); err != nil {
+				return nil, err
+			}
 		}
 		if lit, isLit := x.(*Literal); isLit && lit.T.IsInteger() && !lit.Value.IsNull() {
 			// ORDER BY 2: the second column of the select list, as Calcite reads it.
 			k := lit.Value.Int()
-			if k < 1 || k > int64(len(rel.scope.cols)) {
-				return nil, errAt(it.At, ErrUnsupported, "unsupported: ORDER BY %d: the select list has %d columns", k, len(rel.scope.cols))
+			if k < 1 || k > int64(width) {
+				return nil, errAt(it.At, ErrUnsupported, "unsupported: ORDER BY %d: the select list has %d columns", k, width)
 			}
-			c := rel.scope.cols[k-1]
+			c := in.scope.cols[k-1]
 			x = &ColumnRef{Index: int(k - 1), Name: c.name, T: c.t}
 		}
 		ref, ok := x.(*ColumnRef)
 		if !ok {
-			return nil, errAt(it.At, ErrUnsupported, "unsupported: ORDER BY %s: order by a column of the select list", parser.Format(it.Expr))
+			return nil, errAt(it.At, ErrUnsupported, "unsupported: ORDER BY %s: order by a column", parser.Format(it.Expr))
 		}
 		if i == 0 {
 			switch {
@@ -79,13 +108,43 @@ func (p *planner) planOrderBy(items []parser.OrderItem, rel *relation) (*relatio
 			case ref.T.TimeAttr != types.RowTime || it.Desc:
 				return nil, errAt(it.At, ErrUnsupported, "unsupported: sort on a non-time-attribute field is not supported in streaming: ORDER BY must start with an ascending event-time attribute, and %s is %s", parser.Format(it.Expr), orderDesc(ref.T, it.Desc))
 			}
-			if rel.changelog != InsertOnly {
+			if in.changelog != InsertOnly {
 				return nil, errAt(it.At, ErrUnsupported, "unsupported: ORDER BY over an updating input: a temporal sort needs an insert-only input")
 			}
 		}
 		keys = append(keys, SortKey{Col: ref.Index, Desc: it.Desc})
 	}
-	return &relation{node: &TemporalSort{Input: rel.node, OrderBy: keys}, scope: rel.scope, changelog: InsertOnly}, nil
+	var node Node = &TemporalSort{Input: in.node, OrderBy: keys}
+	if len(hidden) > 0 {
+		out := slices.Clone(node.Schema()[:width])
+		projs := make([]Expr, width)
+		for i, c := range out {
+			projs[i] = &ColumnRef{Index: i, Name: c.Name, T: c.Type}
+		}
+		node = &Calc{Input: node, Projections: projs, Out: out}
+	}
+	return &relation{node: node, scope: rel.scope, changelog: InsertOnly}, nil
+}
+
+// hiddenName names the hidden column of ORDER BY item i: the column's own name, unless
+// the select list or an earlier hidden column has it, else $order<i>.
+func hiddenName(e parser.Expr, i int, items []parser.SelectItem, s *scope) string {
+	id, ok := e.(*parser.Ident)
+	if !ok {
+		return fmt.Sprintf("$order%d", i)
+	}
+	name := id.Parts[len(id.Parts)-1]
+	for _, c := range s.cols {
+		if strings.EqualFold(c.name, name) {
+			return fmt.Sprintf("$order%d", i)
+		}
+	}
+	for _, it := range items {
+		if strings.EqualFold(it.Alias, name) {
+			return fmt.Sprintf("$order%d", i)
+		}
+	}
+	return name
 }
 
 func orderDesc(t types.Type, desc bool) string {
