@@ -103,6 +103,30 @@ func (r *avroReader) blockCount() (int64, error) {
 	return -n, nil
 }
 
+// blocks reads the blocks of an array or a map, calling item for each element; more
+// than limit elements in all is an error.
+func (r *avroReader) blocks(limit int64, item func() error) error {
+	var seen int64
+	for {
+		n, err := r.blockCount()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+		if n > limit-seen {
+			return fmt.Errorf("array of more than %d elements", limit)
+		}
+		for i := int64(0); i < n; i++ {
+			if err := item(); err != nil {
+				return err
+			}
+		}
+		seen += max(n, 0) // n < 0 only for the count -2^63, which blockCount cannot negate
+	}
+}
+
 // avroMaxItems bounds the elements of one array, so that a corrupt count cannot make
 // the decoder loop over billions of empty (null) elements.
 const avroMaxItems = 1 << 24
@@ -394,24 +418,16 @@ func compileAvroDec(w avro.Schema, t types.Type) (avroDec, error) {
 		}
 		return func(r *avroReader) (types.Value, error) {
 			var out []types.Value
-			for {
-				n, err := r.blockCount()
+			err := r.blocks(avroMaxItems, func() error {
+				v, err := elem(r)
 				if err != nil {
-					return types.Value{}, err
+					return nest(fmt.Sprintf("[%d]", len(out)), err)
 				}
-				if n == 0 {
-					break
-				}
-				if n > avroMaxItems || int64(len(out))+n > avroMaxItems {
-					return types.Value{}, fmt.Errorf("array of more than %d elements", avroMaxItems)
-				}
-				for ; n > 0; n-- {
-					v, err := elem(r)
-					if err != nil {
-						return types.Value{}, nest(fmt.Sprintf("[%d]", len(out)), err)
-					}
-					out = append(out, v)
-				}
+				out = append(out, v)
+				return nil
+			})
+			if err != nil {
+				return types.Value{}, err
 			}
 			if out == nil {
 				out = []types.Value{}
@@ -428,25 +444,21 @@ func compileAvroDec(w avro.Schema, t types.Type) (avroDec, error) {
 		}
 		return func(r *avroReader) (types.Value, error) {
 			var out []types.MapEntry
-			for {
-				n, err := r.blockCount()
+			// no bound on the entries: each key takes at least a byte of the record
+			err := r.blocks(math.MaxInt64, func() error {
+				k, err := r.bytes()
 				if err != nil {
-					return types.Value{}, err
+					return err
 				}
-				if n == 0 {
-					break
+				v, err := val(r)
+				if err != nil {
+					return nest("["+string(k)+"]", err)
 				}
-				for ; n > 0; n-- {
-					k, err := r.bytes()
-					if err != nil {
-						return types.Value{}, err
-					}
-					v, err := val(r)
-					if err != nil {
-						return types.Value{}, nest("["+string(k)+"]", err)
-					}
-					out = append(out, types.MapEntry{Key: types.StringValue(string(k)), Value: v})
-				}
+				out = append(out, types.MapEntry{Key: types.StringValue(string(k)), Value: v})
+				return nil
+			})
+			if err != nil {
+				return types.Value{}, err
 			}
 			if out == nil {
 				out = []types.MapEntry{}
