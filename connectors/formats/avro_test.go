@@ -230,7 +230,8 @@ var userTable = types.Schema{
 	{Name: "tags", Type: types.Type{Kind: types.Array, Elem: &types.TypeString}},
 }
 
-func registryClient(t *testing.T, url string) schemaregistry.Client {
+// registryClient is a client of the registry at url (avro and protobuf tests).
+func registryClient(t testing.TB, url string) schemaregistry.Client {
 	t.Helper()
 	c, err := schemaregistry.NewClient(schemaregistry.NewConfig(url))
 	if err != nil {

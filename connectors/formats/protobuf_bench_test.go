@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
 	sprotobuf "github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/protobuf"
 	"google.golang.org/protobuf/proto"
@@ -77,10 +76,7 @@ func BenchmarkDecodeProtobufVsJSON(b *testing.B) {
 	})
 	b.Run("protobuf-confluent-3of8", func(b *testing.B) {
 		reg := registrytest.New(b)
-		cl, err := schemaregistry.NewClient(schemaregistry.NewConfig(reg.URL))
-		if err != nil {
-			b.Fatal(err)
-		}
+		cl := registryClient(b, reg.URL)
 		ser, err := sprotobuf.NewSerializer(cl, serde.ValueSerde, sprotobuf.NewSerializerConfig())
 		if err != nil {
 			b.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
 	sprotobuf "github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/protobuf"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -25,15 +24,6 @@ import (
 	"github.com/pipesql/pipesql/internal/registrytest"
 	"github.com/pipesql/pipesql/types"
 )
-
-func pbRegistryClient(t *testing.T, url string) schemaregistry.Client {
-	t.Helper()
-	cl, err := schemaregistry.NewClient(schemaregistry.NewConfig(url))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cl
-}
 
 // sortMaps orders the entries of the MAP columns of row by key, as orderRow does:
 // Confluent's serializer writes maps in Go's map order.
@@ -52,7 +42,7 @@ func sortMaps(row types.Row) {
 // message of the same schema, is refused naming the type that does not match.
 func TestProtobufConfluentReadsConfluentSerializer(t *testing.T) {
 	reg := registrytest.New(t)
-	ser, err := sprotobuf.NewSerializer(pbRegistryClient(t, reg.URL), serde.ValueSerde, sprotobuf.NewSerializerConfig())
+	ser, err := sprotobuf.NewSerializer(registryClient(t, reg.URL), serde.ValueSerde, sprotobuf.NewSerializerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +100,7 @@ func TestProtobufConfluentWritesForConfluentDeserializer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deser, err := sprotobuf.NewDeserializer(pbRegistryClient(t, reg.URL), serde.ValueSerde, sprotobuf.NewDeserializerConfig())
+	deser, err := sprotobuf.NewDeserializer(registryClient(t, reg.URL), serde.ValueSerde, sprotobuf.NewDeserializerConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +177,7 @@ func TestProtobufConfluentDerivedSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg := dynamicpb.NewMessage(d.(protoreflect.MessageDescriptor))
-	deser, _ := sprotobuf.NewDeserializer(pbRegistryClient(t, reg.URL), serde.ValueSerde, sprotobuf.NewDeserializerConfig())
+	deser, _ := sprotobuf.NewDeserializer(registryClient(t, reg.URL), serde.ValueSerde, sprotobuf.NewDeserializerConfig())
 	if err := deser.DeserializeInto("t", data, msg); err != nil {
 		t.Fatal(err)
 	}
