@@ -59,6 +59,19 @@ func compileCalc(n *planner.Calc, env eval.Env) (*calcProgram, error) {
 // apply filters and projects rows (with their kinds, nil when all inserts). Output rows
 // of a batch share one backing array, so a batch costs two allocations, not one per row.
 func (p *calcProgram) apply(rows []types.Row, kinds []connectors.RowKind) ([]types.Row, []connectors.RowKind, error) {
+	return p.applyTo(rows, kinds, nil)
+}
+
+// calcScratch is memory a Calc's output may reuse from batch to batch when its rows die
+// before the next batch: a source task's Calc whose rows only a later Calc of the same
+// task reads (Nexmark's computed dateTime before the views' filters).
+type calcScratch struct {
+	rows    []types.Row
+	backing []types.Value
+}
+
+// applyTo is apply writing its output into s (nil: fresh memory), which it overwrites.
+func (p *calcProgram) applyTo(rows []types.Row, kinds []connectors.RowKind, s *calcScratch) ([]types.Row, []connectors.RowKind, error) {
 	if p.identity && p.filter == nil {
 		return rows, kinds, nil
 	}
@@ -69,6 +82,15 @@ func (p *calcProgram) apply(rows []types.Row, kinds []connectors.RowKind) ([]typ
 	}
 	var backing []types.Value
 	width := len(p.projs)
+	if s != nil {
+		if need := width * len(rows); cap(s.backing) < need {
+			s.backing = make([]types.Value, need)
+		}
+		if cap(s.rows) < len(rows) {
+			s.rows = make([]types.Row, 0, len(rows))
+		}
+		out, backing = s.rows[:0], s.backing[:width*len(rows)]
+	}
 	for i, row := range rows {
 		if p.filter != nil {
 			ok, err := p.filter(row)
@@ -80,6 +102,9 @@ func (p *calcProgram) apply(rows []types.Row, kinds []connectors.RowKind) ([]typ
 			}
 		}
 		if p.identity {
+			if out == nil {
+				out = make([]types.Row, 0, len(rows)-i)
+			}
 			out = append(out, row)
 		} else {
 			if len(backing) < width {

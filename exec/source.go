@@ -112,6 +112,9 @@ type sourceTask struct {
 	nextWM      time.Time
 	warnedNull  bool
 	scratchRows []types.Row
+	// calcScratch[i] is the reused output of stage i when only a later Calc reads it
+	// (nil entries: fresh memory per batch); made at the first batch.
+	calcScratch []*calcScratch
 }
 
 func (t *sourceTask) fail(err error) error {
@@ -296,13 +299,16 @@ func (t *sourceTask) process(ctx context.Context, sb connectors.SourceBatch, wid
 // (kinds nil: all inserts) with it.
 func (t *sourceTask) runStages(rows []types.Row, kinds []connectors.RowKind, sp *splitState) ([]types.Row, []connectors.RowKind, error) {
 	var err error
-	for _, st := range t.spec.stages {
+	if t.calcScratch == nil {
+		t.calcScratch = stageScratch(t.spec.stages)
+	}
+	for i, st := range t.spec.stages {
 		if len(rows) == 0 {
 			return rows, kinds, nil
 		}
 		switch {
 		case st.calc != nil:
-			rows, kinds, err = st.calc.apply(rows, kinds)
+			rows, kinds, err = st.calc.applyTo(rows, kinds, t.calcScratch[i])
 			if err != nil {
 				return nil, nil, err
 			}
@@ -314,6 +320,26 @@ func (t *sourceTask) runStages(rows []types.Row, kinds []connectors.RowKind, sp 
 		}
 	}
 	return rows, kinds, nil
+}
+
+// stageScratch gives a reusable output to each Calc stage whose rows are read only by
+// the stages up to the next Calc, which copies what it keeps into rows of its own.
+func stageScratch(stages []sourceStage) []*calcScratch {
+	out := make([]*calcScratch, len(stages))
+	for i, st := range stages {
+		if st.calc == nil {
+			continue
+		}
+		for _, next := range stages[i+1:] {
+			if next.calc != nil {
+				if !next.calc.identity {
+					out[i] = &calcScratch{}
+				}
+				break
+			}
+		}
+	}
+	return out
 }
 
 // assignWatermark raises the split's watermark to the largest value of the watermark
