@@ -183,7 +183,7 @@ function draw(canvas, pts, color, dots) {
 }
 
 // ---- operator graph: sources on the left, sinks on the right ----
-const NW = 250, NH = 66, GX = 60, GY = 18;
+const NW = 200, NH = 66, GX = 40, GY = 18;
 function graph(nodes) {
   const svg = $("graph");
   const byId = Object.fromEntries(nodes.map((n) => [n.id, n]));
@@ -225,8 +225,9 @@ function graph(nodes) {
       "data-records-in": hasNums ? n.records_in : "", "data-records-out": hasNums ? n.records_out : "" });
     g.append(mk("title", {}, n.explain + (n.degraded ? "\ndegraded: " + n.degraded : "")));
     g.append(mk("rect", { width: NW, height: NH }));
-    g.append(mk("text", { x: 8, y: 16, class: "kind" }, n.kind + (n.task && !n.fused ? "  ·  " + n.task : "")));
-    const ex = n.explain.length > 44 ? n.explain.slice(0, 43) + "…" : n.explain;
+    const head = n.kind + (n.task && !n.fused ? " · " + n.task : "");
+    g.append(mk("text", { x: 8, y: 16, class: "kind" }, head.length > 30 ? head.slice(0, 29) + "…" : head));
+    const ex = n.explain.length > 34 ? n.explain.slice(0, 33) + "…" : n.explain;
     g.append(mk("text", { x: 8, y: 32 }, ex));
     let line;
     if (hasNums) {

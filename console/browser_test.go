@@ -1,0 +1,253 @@
+package console
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	_ "github.com/pipesql/pipesql/connectors/formats"
+	_ "github.com/pipesql/pipesql/connectors/kafka"
+	"github.com/pipesql/pipesql/connectors/kafka/kafkatest"
+)
+
+var screenshot = flag.String("screenshot", "", "write a screenshot of the job page to `FILE` (docs/console.png: go test ./console -run Browser -screenshot ../docs/console.png)")
+
+// browserJob is a DAU-like job over a Kafka topic: one-minute windows with the count of
+// events and of distinct users, a 1 s partition discovery so that a lost broker shows
+// within a second or so, checkpoints every 500 ms.
+const browserJob = `
+SET 'execution.checkpointing.interval' = '500 ms';
+SET 'state.checkpoints.dir' = '%[2]s';
+SET 'execution.checkpointing.savepoint-dir' = '%[3]s';
+CREATE TABLE events (
+  user_id STRING,
+  ts BIGINT,
+  rt AS TO_TIMESTAMP_LTZ(ts, 3),
+  WATERMARK FOR rt AS rt - INTERVAL '5' SECOND
+) WITH (
+  'connector' = 'kafka', 'topic' = 'events', 'properties.bootstrap.servers' = '%[1]s',
+  'properties.group.id' = 'console', 'scan.startup.mode' = 'earliest-offset',
+  'scan.topic-partition-discovery.interval' = '1 s', 'format' = 'json'
+);
+CREATE TABLE per_minute (window_start TIMESTAMP_LTZ(3), events BIGINT, users BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO per_minute
+SELECT window_start, COUNT(*), COUNT(DISTINCT user_id)
+FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(rt), INTERVAL '1' MINUTE))
+GROUP BY window_start, window_end;
+`
+
+// browser starts Debian's chromium headless on a fresh profile; the test is skipped
+// without it (.ci/run installs it).
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path, err := osexec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium not installed (apt-get install chromium)")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1700),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return ctx
+}
+
+// waitPage evaluates js in the page until check accepts its result.
+func waitPage[T any](t *testing.T, ctx context.Context, what, js string, check func(T) bool) T {
+	t.Helper()
+	var v T
+	var lastErr error
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var got T
+		got, lastErr = chromedp.Run(ctx, chromedp.Evaluate[T](js))
+		if lastErr == nil {
+			v = got
+			if check(got) {
+				return got
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the page shows %+v (%v)", what, v, lastErr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+type pageSplit struct {
+	Split                  string
+	Offset, EndOffset, Lag string
+}
+
+type pageNode struct {
+	Kind, In, Out string
+}
+
+// TestBrowserConsole drives the page in headless Chromium against a job on an
+// in-process Kafka cluster: the lag table shows each partition's offsets as produced,
+// the graph the records the scan read, the charts their points; removing the broker
+// turns the status DEGRADED on the page; stop with savepoint from the page writes one.
+func TestBrowserConsole(t *testing.T) {
+	ctx := browser(t)
+	const parts = 4
+	c := kafkatest.NewCluster(t, 2)
+	c.CreateTopic(t, "events", parts)
+	start := time.Now().Add(-10 * time.Minute)
+	produced := map[string]int{}
+	total := 0
+	var rs []kafkatest.Record
+	for p := range parts {
+		n := 40 + 15*p
+		for i := range n {
+			rs = append(rs, kafkatest.Record{Partition: int32(p),
+				Value: fmt.Appendf(nil, `{"user_id":"u%d","ts":%d}`, i%17, start.Add(time.Duration(total+i)*100*time.Millisecond).UnixMilli())})
+		}
+		produced[fmt.Sprintf("events-%d", p)] = n
+		total += n
+	}
+	c.Produce(t, "events", rs...)
+
+	ckpt, sp := t.TempDir(), t.TempDir()
+	e, base := serve(t, Options{})
+	j, err := e.Submit(context.Background(), plan(t, fmt.Sprintf(browserJob, c.Bootstrap(), ckpt, sp)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/#/job/"+j.ID())); err != nil {
+		t.Fatal(err)
+	}
+
+	// The lag table: every partition read to its end, as produced.
+	splits := waitPage(t, ctx, "the lag table at the end of each partition", `[...document.querySelectorAll('#lag-table tbody tr')].map(r => ({
+		Split: r.dataset.split, Offset: r.querySelector('[data-col=offset]').textContent,
+		EndOffset: r.querySelector('[data-col=end_offset]').textContent, Lag: r.querySelector('[data-col=lag]').textContent}))`,
+		func(ss []pageSplit) bool {
+			if len(ss) != parts {
+				return false
+			}
+			for _, s := range ss {
+				n := strconv.Itoa(produced[s.Split])
+				if s.Offset != n || s.EndOffset != n || s.Lag != "0" {
+					return false
+				}
+			}
+			return true
+		})
+	t.Logf("lag table: %+v", splits)
+
+	// The graph: the scan read every record; the window aggregate is a task of its own.
+	nodes := waitPage(t, ctx, "the graph with the records read", `[...document.querySelectorAll('#graph g.node')].map(g => ({
+		Kind: g.dataset.kind, In: g.dataset.recordsIn, Out: g.dataset.recordsOut}))`,
+		func(ns []pageNode) bool {
+			for _, n := range ns {
+				if n.Kind == "TableSourceScan" && n.In == strconv.Itoa(total) {
+					return true
+				}
+			}
+			return false
+		})
+	kinds := map[string]pageNode{}
+	for _, n := range nodes {
+		kinds[n.Kind] = n
+	}
+	if agg, ok := kinds["WindowAggregate"]; !ok || agg.In != strconv.Itoa(total) {
+		t.Errorf("graph %+v: want a WindowAggregate that saw the %d records", nodes, total)
+	}
+
+	// More records while the page watches: the throughput chart draws them; the lag,
+	// watermark delay and checkpoint charts have points.
+	feed := make(chan struct{})
+	fed := make(chan int)
+	go func() {
+		n := 0
+		defer func() { fed <- n }()
+		for {
+			select {
+			case <-feed:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			var rs []kafkatest.Record
+			for i := range 20 {
+				rs = append(rs, kafkatest.Record{Partition: int32(i % parts),
+					Value: fmt.Appendf(nil, `{"user_id":"v%d","ts":%d}`, i, time.Now().Add(-time.Minute).UnixMilli())})
+			}
+			if c.TryProduce("events", rs...) != nil {
+				return
+			}
+			n += len(rs)
+		}
+	}()
+	type chart struct{ Points, Max string }
+	charts := waitPage(t, ctx, "the charts", `Object.fromEntries(['throughput', 'lag', 'wmdelay', 'ckpt'].map(k => {
+		const c = document.getElementById('chart-' + k); return [k, {Points: c.dataset.points || '', Max: c.dataset.max || ''}]; }))`,
+		func(cs map[string]chart) bool {
+			for _, k := range []string{"throughput", "lag", "wmdelay", "ckpt"} {
+				if n, _ := strconv.Atoi(cs[k].Points); n < 2 {
+					return false
+				}
+			}
+			max, _ := strconv.ParseFloat(cs["throughput"].Max, 64)
+			return max > 0
+		})
+	t.Logf("charts: %+v", charts)
+	if *screenshot != "" {
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(*screenshot, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(feed)
+	t.Logf("%d more records produced while the page was open", <-fed)
+
+	// One of the two brokers goes away: by design the job reads on from the other (its
+	// partitions move there), and the page still says RUNNING after two discovery
+	// intervals. Then the last one becomes unreachable: the page says DEGRADED.
+	if err := c.RemoveBrokerHard(c.Nodes()[0]); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	if s := waitPage(t, ctx, "the status", `document.getElementById('job-status').textContent`, func(string) bool { return true }); s != "RUNNING" {
+		t.Errorf("after removing one of two brokers the page shows %s, want RUNNING", s)
+	}
+	lost := time.Now()
+	restore := c.Outage()
+	reason := waitPage(t, ctx, "DEGRADED without a broker", `document.getElementById('job-status').textContent + ': ' + document.getElementById('job-reason').textContent`,
+		func(s string) bool { return strings.HasPrefix(s, "DEGRADED") })
+	t.Logf("%s: on the page %s after the last broker went away", reason, time.Since(lost).Round(100*time.Millisecond))
+	restore()
+
+	// Stop with savepoint, confirmed in the dialog.
+	if err := chromedp.Do(ctx, chromedp.Click("#btn-stop"), chromedp.WaitVisible("#confirm-ok"),
+		chromedp.Click("#confirm-ok")); err != nil {
+		t.Fatal(err)
+	}
+	path := waitPage(t, ctx, "the savepoint's path on the page", `document.getElementById('action-result').dataset.savepoint || document.getElementById('action-result').textContent`,
+		func(s string) bool { _, err := os.Stat(s); return err == nil })
+	if err := j.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if st := j.Status(); st.State != "FINISHED" || st.Savepoint != path {
+		t.Errorf("after the stop from the page: %s, savepoint %q; want FINISHED with %s", st.State, st.Savepoint, path)
+	}
+	waitPage(t, ctx, "FINISHED on the page", `document.getElementById('job-status').textContent`, func(s string) bool { return s == "FINISHED" })
+}
