@@ -125,7 +125,9 @@ func typeString(t types.Type) string {
 
 // assignable reports whether a value of type from may be written where type to is
 // declared without an explicit CAST: the implicit conversions Flink's INSERT allows
-// (numeric widening, any string to any string, timestamp precision changes, NULL).
+// (numeric widening, any number to any DECIMAL, any string to any string, timestamp
+// precision changes, a TIMESTAMP to a DATE or TIME, NULL), element by element in
+// ARRAY, MAP and ROW.
 // NOT NULL is not checked here: Flink enforces it on each row, not in the plan.
 func assignable(from, to types.Type) bool {
 	if from.Kind == types.Null || from.SameKind(to) {
@@ -134,10 +136,12 @@ func assignable(from, to types.Type) bool {
 	switch {
 	case from.IsInteger() && to.IsInteger():
 		return intRank(from.Kind) <= intRank(to.Kind)
-	case from.IsInteger() && to.Kind == types.Decimal:
-		return to.Prec-to.Scale >= intDigits(from.Kind)
-	case from.Kind == types.Decimal && to.Kind == types.Decimal:
-		return to.Scale >= from.Scale && to.Prec-to.Scale >= from.Prec-from.Scale
+	case from.IsNumeric() && to.Kind == types.Decimal:
+		// Flink casts any number to any DECIMAL implicitly (LogicalTypeCasts: DECIMAL from the
+		// NUMERIC family): the value is rounded half up to the scale, NULL if it overflows.
+		return true
+	case from.Kind == types.Timestamp && (to.Kind == types.Date || to.Kind == types.Time):
+		return true // DATE and TIME take a TIMESTAMP's date or time of day implicitly, as in Flink
 	case from.IsNumeric() && (to.Kind == types.Float || to.Kind == types.Double):
 		return from.Kind != types.Double || to.Kind == types.Double
 	case from.IsString() && to.IsString():
@@ -176,17 +180,4 @@ func intRank(k types.Kind) int {
 		return 3
 	}
 	return 4
-}
-
-// intDigits is the number of decimal digits an integer type needs.
-func intDigits(k types.Kind) int {
-	switch k {
-	case types.TinyInt:
-		return 3
-	case types.SmallInt:
-		return 5
-	case types.Int:
-		return 10
-	}
-	return 19
 }

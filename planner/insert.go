@@ -99,7 +99,7 @@ func (p *planner) planInsert(ins *parser.Insert) (Node, error) {
 	for j, i := range target {
 		from, to := rel.scope.cols[j].t, t.Columns[i].Type
 		if !assignable(from, to) {
-			return nil, errAt(itemPos(ins, j), ErrTypeMismatch, "type mismatch: column '%s' of table '%s' is %s, the query gives %s", t.Columns[i].Name, t.Name, to.WithoutTimeAttr(), from.WithoutTimeAttr())
+			return nil, errAt(itemPos(ins, j), ErrTypeMismatch, "type mismatch: column '%s' of table '%s' is %s, the query gives %s: Flink casts implicitly only to a wider type of the same kind (or any number to DECIMAL); write CAST(... AS %s)", t.Columns[i].Name, t.Name, to.WithoutTimeAttr(), from.WithoutTimeAttr(), to.WithoutTimeAttr().Nullable())
 		}
 		src[i] = j
 	}
