@@ -155,7 +155,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		}
 		note := pgNote
 		if pg != nil {
-			if n, latest, err := pg.Rows(ctx); err != nil {
+			if n, latest, err := pg.Rows(context.WithoutCancel(ctx)); err != nil { // the last frame comes after ctx ends
 				note = "PostgreSQL " + demo.PostgresTable + ": " + err.Error()
 			} else {
 				note = fmt.Sprintf("PostgreSQL %s: %d rows, latest day %s", demo.PostgresTable, n, latest)
