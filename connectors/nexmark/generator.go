@@ -145,18 +145,20 @@ func (g *generator) offset(n int64) time.Time {
 	return t
 }
 
-// next returns event n.
-func (g *generator) event(n int64) event {
+// event makes event n in e. Only the part of its kind is written (a whole event is
+// ~400 bytes of pointers to copy, under the GC's write barrier): the others keep what
+// an earlier event left there.
+func (g *generator) event(n int64, e *event) {
 	g.reseed(uint64(n))
 	ts := g.timestamp(n)
 	c := &g.cfg
 	switch rem := n % c.total(); {
 	case rem < c.personProportion:
-		return event{kind: personEvent, p: g.person(n, ts)}
+		e.kind, e.p = personEvent, g.person(n, ts)
 	case rem < c.personProportion+c.auctionProportion:
-		return event{kind: auctionEvent, a: g.auction(n, ts)}
+		e.kind, e.a = auctionEvent, g.auction(n, ts)
 	default:
-		return event{kind: bidEvent, b: g.bid(n, ts)}
+		e.kind, e.b = bidEvent, g.bid(n, ts)
 	}
 }
 

@@ -202,7 +202,7 @@ func (s *source) Poll(ctx context.Context, maxWait time.Duration) ([]connectors.
 	var slab []types.Value // the fields of the batch's ROW values
 	e := &s.ev
 	for i := range rows {
-		*e = s.gen.event(s.emitted + int64(i))
+		s.gen.event(s.emitted+int64(i), e)
 		row := cells[i*len(s.fill) : (i+1)*len(s.fill) : (i+1)*len(s.fill)]
 		for j, f := range s.fill {
 			row[j] = f(e, &slab)
