@@ -308,6 +308,8 @@ func (pc *pipelineCompiler) node(n planner.Node, isRoot bool) (connect func(to, 
 		updating = updating || x.Type != planner.InnerJoin
 	case *planner.SemiJoin:
 		updating = updating || x.Anti
+	case *planner.TemporalJoin:
+		updating = ups[0] // the versioned right side's changes end in its state
 	}
 	return func(to, port int) { spec.to, spec.port = to, port }, updating, nil
 }
@@ -461,6 +463,8 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		return &opSpec{name: "join", stateDesc: describeJoin(n), build: func(rt *runEnv, _ *opMetrics) (operator, error) {
 			return newJoinOp(cfg, rt.clock), nil
 		}}, nil
+	case *planner.TemporalJoin:
+		return compileTemporalJoin(n, c.env, inputs) // temporal_join.go
 	case *planner.IntervalJoin:
 		if updating {
 			return nil, fmt.Errorf("%w: interval join over an updating input", ErrUnsupportedPlan)

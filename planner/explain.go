@@ -415,6 +415,8 @@ func describeState(b *strings.Builder, n Node) {
 		b.WriteByte('\n')
 	case *IntervalJoin:
 		describeIntervalJoin(b, x) // interval_join.go
+	case *TemporalJoin:
+		describeTemporalJoin(b, x) // temporal_join.go
 	case *SemiJoin:
 		describeSemiJoin(b, x) // semi_join.go
 	case *WindowJoin:
@@ -499,6 +501,11 @@ func lineage(n Node, col int) string {
 		}
 		return lineage(x.Left, col)
 	case *IntervalJoin:
+		if w := len(x.Left.Schema()); col >= w {
+			return lineage(x.Right, col-w)
+		}
+		return lineage(x.Left, col)
+	case *TemporalJoin:
 		if w := len(x.Left.Schema()); col >= w {
 			return lineage(x.Right, col-w)
 		}

@@ -161,6 +161,8 @@ func (o *optimizer) prune(n Node, used []bool) (Node, []int, error) {
 		return o.pruneJoin(x, used) // join.go
 	case *IntervalJoin:
 		return o.pruneIntervalJoin(x, used) // interval_join.go
+	case *TemporalJoin:
+		return o.pruneTemporalJoin(x, used) // temporal_join.go
 	case *SemiJoin:
 		return o.pruneSemiJoin(x, used) // semi_join.go
 	case *WindowJoin:
@@ -457,6 +459,10 @@ func merge(n Node, keepNames bool) Node {
 		j.Left, j.Right = merge(x.Left, false), merge(x.Right, false)
 		return &j
 	case *IntervalJoin:
+		j := *x
+		j.Left, j.Right = merge(x.Left, false), merge(x.Right, false)
+		return &j
+	case *TemporalJoin:
 		j := *x
 		j.Left, j.Right = merge(x.Left, false), merge(x.Right, false)
 		return &j
