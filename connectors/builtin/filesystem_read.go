@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/pipesql/pipesql/connectors"
@@ -70,20 +71,11 @@ func validateFilesystemMore(t connectors.TableInfo) error {
 func dataSchema(t connectors.TableInfo) types.Schema {
 	var out types.Schema
 	for _, c := range t.Schema {
-		if !containsName(t.PartitionKeys, c.Name) {
+		if !slices.Contains(t.PartitionKeys, c.Name) {
 			out = append(out, c)
 		}
 	}
 	return out
-}
-
-func containsName(names []string, n string) bool {
-	for _, x := range names {
-		if x == n {
-			return true
-		}
-	}
-	return false
 }
 
 // colSource says where a produced physical column comes from: the file's data
@@ -112,7 +104,7 @@ func (s *fileSource) setupDecoding(cfg connectors.SourceConfig, f *connectors.Fo
 			continue
 		}
 		if s.parts != nil {
-			if k := indexOf(s.parts.keys, p.Name); k >= 0 {
+			if k := slices.Index(s.parts.keys, p.Name); k >= 0 {
 				s.layout = append(s.layout, colSource{data: -1, part: k})
 				continue
 			}
@@ -137,15 +129,6 @@ func (s *fileSource) setupDecoding(cfg connectors.SourceConfig, f *connectors.Fo
 	}
 	s.dec = &partitionDecoder{src: s, dec: dec, scratch: make(types.Row, len(dataProduce))}
 	return nil
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // partitionDecoder decodes a line's data columns and puts in the partition values of
@@ -301,4 +284,4 @@ func filesystemFormatNames() []string {
 	return nil
 }
 
-func isFilesystemFormat(name string) bool { return indexOf(filesystemFormatNames(), name) >= 0 }
+func isFilesystemFormat(name string) bool { return slices.Contains(filesystemFormatNames(), name) }
