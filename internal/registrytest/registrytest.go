@@ -499,6 +499,16 @@ func findVersion(sub *subject, name, v string) (int, *HTTPError) {
 	return 0, errf(http.StatusNotFound, CodeVersionNotFound, "Version %d not found.", n)
 }
 
+// version finds version v of a live subject (getVersion, deleteVersion).
+func (s *Server) version(name, v string) (*subject, int, *HTTPError) {
+	sub, herr := s.live(name)
+	if herr != nil {
+		return nil, 0, herr
+	}
+	i, herr := findVersion(sub, name, v)
+	return sub, i, herr
+}
+
 func metadata(name string, v version) map[string]any {
 	out := map[string]any{"subject": name, "version": v.version, "id": v.schema.id, "schema": v.schema.text}
 	if v.schema.typ != Avro {
@@ -511,11 +521,7 @@ func metadata(name string, v version) map[string]any {
 }
 
 func (s *Server) getVersion(p []string, _ *http.Request, _ request) (any, *HTTPError) {
-	sub, herr := s.live(p[1])
-	if herr != nil {
-		return nil, herr
-	}
-	i, herr := findVersion(sub, p[1], p[3])
+	sub, i, herr := s.version(p[1], p[3])
 	if herr != nil {
 		return nil, herr
 	}
@@ -526,11 +532,7 @@ func (s *Server) getVersion(p []string, _ *http.Request, _ request) (any, *HTTPE
 }
 
 func (s *Server) deleteVersion(p []string, _ *http.Request, _ request) (any, *HTTPError) {
-	sub, herr := s.live(p[1])
-	if herr != nil {
-		return nil, herr
-	}
-	i, herr := findVersion(sub, p[1], p[3])
+	sub, i, herr := s.version(p[1], p[3])
 	if herr != nil {
 		return nil, herr
 	}
