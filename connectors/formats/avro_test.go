@@ -575,3 +575,43 @@ func TestAvroConfluentReferences(t *testing.T) {
 	}
 	checkAvroRow(t, "references", row, types.Row{types.StringValue("ann"), types.RowValue([]types.Value{types.StringValue("Utrecht")})})
 }
+
+// TestAvroBlocks: arrays and maps written in several blocks, one with a negative count
+// (followed by its size in bytes), read whole; an array block counting more than
+// avroMaxItems elements is refused before anything is read.
+func TestAvroBlocks(t *testing.T) {
+	long := func(b []byte, n int64) []byte { return binary.AppendVarint(b, n) }
+	str := func(b []byte, s string) []byte { return append(long(b, int64(len(s))), s...) }
+	read := func(schema string, typ types.Type, data []byte) (types.Value, error) {
+		t.Helper()
+		dec, err := compileAvroDec(avro.MustParse(schema), typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dec(&avroReader{b: data})
+	}
+
+	arr := long(long(long(nil, 2), 1), 2) // a block of 2: 1, 2
+	arr = long(long(long(arr, -1), 1), 3) // a block of 1 with its size (1 byte): 3
+	arr = long(arr, 0)                    // the end
+	got, err := read(`{"type":"array","items":"long"}`, types.Type{Kind: types.Array, Elem: &types.TypeBigInt}, arr)
+	want := types.ArrayValue([]types.Value{types.BigIntValue(1), types.BigIntValue(2), types.BigIntValue(3)})
+	if err != nil || got.String() != want.String() {
+		t.Fatalf("array: %v, %v; want %v", got, err, want)
+	}
+
+	m := long(long(str(long(nil, 1), "a"), 1), -2)
+	m = long(m, 4) // the second block's size: 2 entries of 2 bytes
+	m = long(long(str(long(str(m, "b"), 2), "c"), 3), 0)
+	got, err = read(`{"type":"map","values":"long"}`, types.Type{Kind: types.Map, Key: &types.TypeString, Elem: &types.TypeBigInt}, m)
+	wantM := types.MapValue([]types.MapEntry{{Key: types.StringValue("a"), Value: types.BigIntValue(1)},
+		{Key: types.StringValue("b"), Value: types.BigIntValue(2)}, {Key: types.StringValue("c"), Value: types.BigIntValue(3)}})
+	if err != nil || got.String() != wantM.String() {
+		t.Fatalf("map: %v, %v; want %v", got, err, wantM)
+	}
+
+	_, err = read(`{"type":"array","items":"null"}`, types.Type{Kind: types.Array, Elem: &types.TypeBigInt}, long(nil, avroMaxItems+1))
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("array of more than %d elements", avroMaxItems)) {
+		t.Fatalf("a block of %d elements: %v", avroMaxItems+1, err)
+	}
+}
