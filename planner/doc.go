@@ -48,7 +48,8 @@
 // window_end, a WindowJoin (window_join.go); IN (SELECT ...) and [NOT] EXISTS in WHERE a
 // SemiJoin, EXPLAINed as Join(joinType=[LeftSemiJoin|LeftAntiJoin]) (semi_join.go).
 // A regular join takes updating inputs (its output is updating then); interval, window
-// and semi joins need insert-only ones. Event-time temporal joins and joins without an
+// and semi joins need insert-only ones. FOR SYSTEM_TIME AS OF an event-time attribute
+// against a versioned table is a TemporalJoin (temporal_join.go). Joins without an
 // equality are refused.
 //
 // ROW_NUMBER, RANK and DENSE_RANK OVER (PARTITION BY ... ORDER BY ...) run only as
