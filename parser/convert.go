@@ -296,6 +296,10 @@ func (l *lowering) convTable(te sqlparser.TableExpr) (TableExpr, int, error) {
 					tvf := *t
 					tvf.Alias = alias
 					return &tvf, k, nil
+				case *MatchRecognize:
+					mr := *t
+					mr.Alias = alias
+					return &mr, k, nil
 				case *Unnest:
 					if alias != "" {
 						return nil, 0, l.internalErr(k, "UNNEST alias")

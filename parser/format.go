@@ -516,6 +516,8 @@ func (f *formatter) table(t TableExpr) {
 		}
 		f.WriteString("))")
 		f.alias(t.Alias)
+	case *MatchRecognize:
+		f.matchRecognize(t) // match.go
 	case *Unnest:
 		f.WriteString("UNNEST(")
 		f.exprList(t.Args)

@@ -517,6 +517,8 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 		return l.emitGroupingSets(i, hi, level) // grouping.go
 	case w == "NULLS" && (nt.is("FIRST") || nt.is("LAST")):
 		return 0, unsupportedErr(t.pos, "unsupported: NULLS %s (pipesql runs no ORDER BY on a stream)", nt.val)
+	case w == "MATCH_RECOGNIZE" && nt.isOp("("):
+		return l.emitMatchRecognize(i, hi) // match.go
 	case unsupportedWords[w] != "":
 		return 0, unsupportedErr(t.pos, "%s", unsupportedWords[w])
 	case junkWords[w]:
