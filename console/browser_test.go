@@ -46,7 +46,7 @@ GROUP BY window_start, window_end;
 
 // browser starts Debian's chromium headless on a fresh profile; the test is skipped
 // without it (.ci/run installs it).
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	t.Helper()
 	path, err := osexec.LookPath("chromium")
 	if err != nil {

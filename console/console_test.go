@@ -18,7 +18,7 @@ import (
 )
 
 // plan plans the INSERT that ends script.
-func plan(t *testing.T, script string) *planner.Program {
+func plan(t testing.TB, script string) *planner.Program {
 	t.Helper()
 	stmts, err := parser.ParseScript("", script)
 	if err != nil {
@@ -38,7 +38,7 @@ func plan(t *testing.T, script string) *planner.Program {
 }
 
 // serve starts an engine whose metrics server is the console, on loopback.
-func serve(t *testing.T, opts Options) (*engine.Engine, string) {
+func serve(t testing.TB, opts Options) (*engine.Engine, string) {
 	t.Helper()
 	e, err := engine.New(engine.Options{MetricsAddr: "127.0.0.1:0",
 		Handler: func(e *engine.Engine) http.Handler { return Handler(e, opts) }})
