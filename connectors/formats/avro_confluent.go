@@ -99,125 +99,6 @@ var AvroConfluentFormat = &connectors.FormatFactory{
 	NewEncoder: NewAvroConfluentEncoder,
 }
 
-type avroConfluentConfig struct {
-	url     string
-	subject string
-	schema  string
-	client  *schemaregistry.Config
-}
-
-// readAvroConfluentConfig reads the registry options of opts (keys without the
-// format's prefix); format names the format in errors.
-func readAvroConfluentConfig(opts map[string]string, format string) (avroConfluentConfig, error) {
-	o := connectors.NewOptions("", opts, avroConfluentOptions)
-	var c avroConfluentConfig
-	bad := func(key, msg string, args ...any) error {
-		return &connectors.OptionError{Key: format + "." + key, Value: opts[key],
-			Err: fmt.Errorf("%w: "+msg, append([]any{connectors.ErrInvalidOption}, args...)...)}
-	}
-	c.url = strings.TrimSpace(o.String(AvroConfluentURL))
-	if c.url == "" {
-		c.url = strings.TrimSpace(o.String(AvroConfluentURLDeprecated))
-	}
-	if c.url == "" {
-		return c, bad(AvroConfluentURL, "the schema registry URL is required")
-	}
-	c.subject = strings.TrimSpace(o.String(AvroConfluentSubjectDeprecated))
-	if s := strings.TrimSpace(o.String(AvroConfluentSubject)); s != "" {
-		c.subject = s
-	}
-	c.schema = o.String(AvroConfluentSchema)
-	conf := schemaregistry.NewConfig(c.url)
-	conf.MaxRetries = 2
-	props := map[string]string{}
-	for k, v := range opts {
-		if p, ok := strings.CutPrefix(k, avroConfluentPropertiesPrefix); ok {
-			supported := false
-			for _, s := range avroConfluentProperties {
-				supported = supported || s == p
-			}
-			if !supported {
-				return c, bad(k, "unsupported registry client property (supported: %s)", strings.Join(avroConfluentProperties, ", "))
-			}
-			props[p] = v
-		}
-	}
-	pick := func(key, prop string) string {
-		if v := strings.TrimSpace(opts[key]); v != "" {
-			return v
-		}
-		return strings.TrimSpace(props[prop])
-	}
-	basicSource := strings.ToUpper(pick(AvroConfluentBasicAuthSource, "basic.auth.credentials.source"))
-	userInfo := pick(AvroConfluentBasicAuthUserInfo, "basic.auth.user.info")
-	if userInfo != "" && basicSource == "" {
-		basicSource = "USER_INFO"
-	}
-	switch basicSource {
-	case "":
-	case "USER_INFO":
-		if !strings.Contains(userInfo, ":") {
-			return c, bad(AvroConfluentBasicAuthUserInfo, "USER_INFO needs basic-auth.user-info as 'user:password'")
-		}
-		conf.BasicAuthCredentialsSource, conf.BasicAuthUserInfo = "USER_INFO", userInfo
-	case "URL":
-		conf.BasicAuthCredentialsSource = "URL"
-	default:
-		return c, bad(AvroConfluentBasicAuthSource, "unsupported credentials source %q (supported: USER_INFO, URL; SASL_INHERIT is not)", basicSource)
-	}
-	bearerSource := strings.ToUpper(pick(AvroConfluentBearerAuthSource, "bearer.auth.credentials.source"))
-	token := pick(AvroConfluentBearerAuthToken, "bearer.auth.token")
-	if token != "" && bearerSource == "" {
-		bearerSource = "STATIC_TOKEN"
-	}
-	switch bearerSource {
-	case "":
-	case "STATIC_TOKEN":
-		if basicSource != "" {
-			return c, bad(AvroConfluentBearerAuthSource, "set basic or bearer auth, not both")
-		}
-		if token == "" {
-			return c, bad(AvroConfluentBearerAuthToken, "STATIC_TOKEN needs bearer-auth.token")
-		}
-		// The Go client's own STATIC_TOKEN insists on Confluent Cloud's identity pool
-		// and logical cluster; a custom provider sends just the token, as Flink does.
-		conf.BearerAuthCredentialsSource = "CUSTOM"
-		conf.AuthenticationHeaderProvider = bearerToken(token)
-	default:
-		return c, bad(AvroConfluentBearerAuthSource, "unsupported credentials source %q (supported: STATIC_TOKEN)", bearerSource)
-	}
-	for _, k := range []string{AvroConfluentKeystorePassword, AvroConfluentTruststorePassword} {
-		if opts[k] != "" {
-			return c, bad(k, "not supported: give the keystore and truststore as PEM files (an unencrypted key; a truststore has no password)")
-		}
-	}
-	if ks := pick(AvroConfluentKeystoreLocation, "schema.registry.ssl.keystore.location"); ks != "" {
-		conf.SslCertificateLocation, conf.SslKeyLocation = ks, ks
-	}
-	conf.SslCaLocation = pick(AvroConfluentTruststoreLocation, "schema.registry.ssl.truststore.location")
-	c.client = conf
-	return c, nil
-}
-
-// bearerToken is an authentication header provider of a static bearer token.
-type bearerToken string
-
-func (t bearerToken) GetAuthenticationHeader() (string, error) { return "Bearer " + string(t), nil }
-func (t bearerToken) GetIdentityPoolID() (string, error)       { return "", nil }
-func (t bearerToken) GetLogicalCluster() (string, error)       { return "", nil }
-
-// avroRegistry returns a registry client for a decoder or encoder. Each has its own:
-// ids are immutable in a registry, but a client shared by URL would carry one
-// registry's ids over to another later served at the same address (tests' servers on
-// reused ports); a decoder fetches each id once anyway.
-func avroRegistry(c avroConfluentConfig) (schemaregistry.Client, error) {
-	cl, err := schemaregistry.NewClient(c.client)
-	if err != nil {
-		return nil, fmt.Errorf("schema registry %s: %w", c.url, err)
-	}
-	return cl, nil
-}
-
 // avroWriterSchema is a schema fetched from the registry, compiled for a decoder's columns.
 type avroWriterSchema struct {
 	rec *avroRecordDec
@@ -225,7 +106,7 @@ type avroWriterSchema struct {
 }
 
 type avroConfluentDecoder struct {
-	cfg     avroConfluentConfig
+	cfg     registryConfig
 	client  schemaregistry.Client
 	reader  []types.Field
 	schemas map[uint32]*avroWriterSchema
@@ -237,7 +118,7 @@ type avroConfluentDecoder struct {
 
 // NewAvroConfluentDecoder returns a decoder of Confluent-framed Avro records.
 func NewAvroConfluentDecoder(cols []connectors.ProducedColumn, opts map[string]string) (connectors.Decoder, error) {
-	cfg, err := readAvroConfluentConfig(opts, "avro-confluent")
+	cfg, err := readRegistryConfig(opts, "avro-confluent")
 	if err != nil {
 		return nil, err
 	}
@@ -257,19 +138,14 @@ func NewAvroConfluentDecoder(cols []connectors.ProducedColumn, opts map[string]s
 	})
 }
 
-func newAvroConfluentDecoder(cfg avroConfluentConfig, reader []types.Field, compile func(avro.Schema) (*avroRecordDec, error)) (*avroConfluentDecoder, error) {
-	client, err := avroRegistry(cfg)
+func newAvroConfluentDecoder(cfg registryConfig, reader []types.Field, compile func(avro.Schema) (*avroRecordDec, error)) (*avroConfluentDecoder, error) {
+	client, err := newRegistryClient(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return &avroConfluentDecoder{cfg: cfg, client: client, reader: reader,
 		schemas: map[uint32]*avroWriterSchema{}, compile: compile}, nil
 }
-
-// ErrRegistryUnavailable is returned (wrapped) when the schema registry cannot be reached or
-// answers an error other than "not found": the record may be fine, the job should
-// fail and retry rather than count it as bad.
-var ErrRegistryUnavailable = errors.New("schema registry request failed")
 
 // writer returns the compiled writer schema of a record: its schema id's.
 func (d *avroConfluentDecoder) writer(data []byte) (*avroRecordDec, error) {
@@ -363,7 +239,7 @@ func (d *avroConfluentDecoder) Decode(data []byte, dst types.Row) error {
 }
 
 type avroConfluentEncoder struct {
-	cfg    avroConfluentConfig
+	cfg    registryConfig
 	client schemaregistry.Client
 	text   string // the writer schema
 	rec    *avroRecordEnc
@@ -373,7 +249,7 @@ type avroConfluentEncoder struct {
 // NewAvroConfluentEncoder returns an encoder that registers its schema under the
 // subject (on the first record) and frames records with its id.
 func NewAvroConfluentEncoder(schema types.Schema, opts map[string]string) (connectors.Encoder, error) {
-	cfg, err := readAvroConfluentConfig(opts, "avro-confluent")
+	cfg, err := readRegistryConfig(opts, "avro-confluent")
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +264,7 @@ func NewAvroConfluentEncoder(schema types.Schema, opts map[string]string) (conne
 	return newAvroConfluentEncoder(cfg, text, rec)
 }
 
-func avroConfluentWriterSchema(cfg avroConfluentConfig, schema types.Schema) (avro.Schema, string, error) {
+func avroConfluentWriterSchema(cfg registryConfig, schema types.Schema) (avro.Schema, string, error) {
 	if cfg.schema == "" {
 		return avroSchemaFor(schema, true)
 	}
@@ -399,12 +275,12 @@ func avroConfluentWriterSchema(cfg avroConfluentConfig, schema types.Schema) (av
 	return w, cfg.schema, nil
 }
 
-func newAvroConfluentEncoder(cfg avroConfluentConfig, text string, rec *avroRecordEnc) (*avroConfluentEncoder, error) {
+func newAvroConfluentEncoder(cfg registryConfig, text string, rec *avroRecordEnc) (*avroConfluentEncoder, error) {
 	if cfg.subject == "" {
 		return nil, &connectors.OptionError{Key: "avro-confluent." + AvroConfluentSubject,
 			Err: fmt.Errorf("%w: writing needs the subject to register the schema under (kafka derives '<topic>-value' from a single 'topic')", connectors.ErrInvalidOption)}
 	}
-	client, err := avroRegistry(cfg)
+	client, err := newRegistryClient(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -418,28 +294,6 @@ func (e *avroConfluentEncoder) register() error {
 	}
 	e.header = confluentHeader(id)
 	return nil
-}
-
-// registerSchema registers info under cfg's subject (avro-confluent's and
-// protobuf-confluent's encoders) and returns its id. A schema the registry refuses
-// (incompatible, invalid) is an error of the job; a failed request is an
-// ErrRegistryUnavailable.
-func registerSchema(cl schemaregistry.Client, cfg avroConfluentConfig, info schemaregistry.SchemaInfo) (int, error) {
-	id, err := cl.Register(cfg.subject, info, false)
-	if err != nil {
-		var re *rest.Error
-		if errors.As(err, &re) && (re.Code == 409 || re.Code == 42201) {
-			return 0, fmt.Errorf("schema registry %s refused the schema for subject %s: %s (error %d)", cfg.url, cfg.subject, re.Message, re.Code)
-		}
-		return 0, fmt.Errorf("%w: %s: registering the schema under subject %s: %v", ErrRegistryUnavailable, cfg.url, cfg.subject, err)
-	}
-	return id, nil
-}
-
-// confluentHeader is the Confluent wire format's header of schema id: the magic byte,
-// then the id as a big-endian int32.
-func confluentHeader(id int) []byte {
-	return binary.BigEndian.AppendUint32([]byte{avroConfluentMagic}, uint32(id))
 }
 
 func (e *avroConfluentEncoder) Encode(dst []byte, row types.Row) ([]byte, error) {

@@ -34,7 +34,7 @@ type debeziumAvroDecoder struct {
 // NewDebeziumAvroConfluentDecoder returns a decoder of Debezium envelopes into rows of
 // cols (a connectors.ChangeDecoder).
 func NewDebeziumAvroConfluentDecoder(cols []connectors.ProducedColumn, opts map[string]string) (connectors.Decoder, error) {
-	cfg, err := readAvroConfluentConfig(opts, "debezium-avro-confluent")
+	cfg, err := readRegistryConfig(opts, "debezium-avro-confluent")
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@ var ProtobufConfluentFormat = &connectors.FormatFactory{
 // checkProtobufConfluent checks the registry options and that every column has a
 // protobuf type; the schemas themselves are the registry's, seen when records arrive.
 func checkProtobufConfluent(schema types.Schema, opts map[string]string) error {
-	if _, err := readAvroConfluentConfig(opts, "protobuf-confluent"); err != nil {
+	if _, err := readRegistryConfig(opts, "protobuf-confluent"); err != nil {
 		return err
 	}
 	for _, c := range schema {
@@ -203,7 +203,7 @@ type pbWriter struct {
 // by the record's message indexes. Columns match the writer's fields by name; a column
 // the writer's message does not have is NULL (a field added in a later schema).
 func NewProtobufConfluentDecoder(cols []connectors.ProducedColumn, opts map[string]string) (connectors.Decoder, error) {
-	rc, err := readAvroConfluentConfig(opts, "protobuf-confluent")
+	rc, err := readRegistryConfig(opts, "protobuf-confluent")
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,7 @@ func NewProtobufConfluentDecoder(cols []connectors.ProducedColumn, opts map[stri
 			}
 		}
 	}
-	cl, err := avroRegistry(rc)
+	cl, err := newRegistryClient(rc)
 	if err != nil {
 		return nil, err
 	}
@@ -461,7 +461,7 @@ type protobufConfluentEncoder struct {
 // identical schema already there).
 func NewProtobufConfluentEncoder(schema types.Schema, opts map[string]string) (connectors.Encoder, error) {
 	o := connectors.NewOptions("", opts, protobufConfluentOptions)
-	rc, err := readAvroConfluentConfig(opts, "protobuf-confluent")
+	rc, err := readRegistryConfig(opts, "protobuf-confluent")
 	if err != nil {
 		return nil, err
 	}
@@ -515,7 +515,7 @@ func NewProtobufConfluentEncoder(schema types.Schema, opts map[string]string) (c
 		}
 		md = fd.Messages().Get(0)
 	}
-	cl, err := avroRegistry(rc)
+	cl, err := newRegistryClient(rc)
 	if err != nil {
 		return nil, err
 	}
