@@ -151,6 +151,8 @@ func (o *optimizer) prune(n Node, used []bool) (Node, []int, error) {
 		return o.pruneDedup(x, used)
 	case *TemporalSort:
 		return o.pruneTemporalSort(x, used) // sort.go
+	case *Match:
+		return o.pruneMatch(x, used) // match.go
 	case *Limit:
 		in, m, err := o.prune(x.Input, used)
 		if err != nil {

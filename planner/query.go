@@ -628,6 +628,8 @@ func (p *planner) planFrom(te parser.TableExpr, env *cteEnv) (*relation, error) 
 		return &relation{node: rel.node, scope: rel.scope.requalify(quals...), changelog: rel.changelog, tvf: rel.tvf}, nil
 	case *parser.WindowTVF:
 		return p.planWindowTVF(x, env)
+	case *parser.MatchRecognize:
+		return p.planMatchRecognize(x, env) // match.go
 	case *parser.Join:
 		if u, ok := x.Right.(*parser.Unnest); ok {
 			return p.planUnnest(x, u, env) // unnest.go
