@@ -168,6 +168,8 @@ func TestObserveFlagErrors(t *testing.T) {
 		{[]string{"--log-level", "loud"}, `log level "loud" (want debug, info, warn or error)`},
 		{[]string{"--progress", "sometimes"}, `--progress "sometimes": want auto, line, log or off`},
 		{[]string{"--metrics-addr", busy.Addr().String()}, "--metrics-addr: cannot serve metrics: " + busy.Addr().String()},
+		{[]string{"--web-addr", "0.0.0.0:0"}, "--web-addr: address is not loopback: 0.0.0.0:0"},
+		{[]string{"--web-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:1"}, "the console and the metrics share one server"},
 	} {
 		r := pipesql(t, append([]string{"run", job}, tc.args...)...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
