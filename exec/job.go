@@ -545,12 +545,12 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		if updating {
 			return nil, fmt.Errorf("%w: window rank over an updating input", ErrUnsupportedPlan)
 		}
-		cfg, err := compileWindowRank(n) // window_rank.go
+		cfg, tvf, err := compileWindowRank(n) // window_rank.go
 		if err != nil {
 			return nil, err
 		}
-		return &opSpec{name: "window rank", stateDesc: "window " + describeRank(n.Input.Schema(), cfg), build: func(*runEnv, *opMetrics) (operator, error) {
-			return &windowRankOp{cfg: cfg}, nil
+		return &opSpec{name: "window rank", stateDesc: "window " + describeRank(n.Input.Schema(), cfg), build: func(_ *runEnv, m *opMetrics) (operator, error) {
+			return &windowRankOp{cfg: cfg, tvf: tvf, m: m, wm: NoWatermark}, nil
 		}}, nil
 	case *planner.TemporalSort:
 		return compileTemporalSort(n, updating) // temporal_sort.go

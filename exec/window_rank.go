@@ -19,59 +19,110 @@ import (
 // one belongs to a window that is complete. Then the rows are ranked per partition
 // (which holds window_start and window_end) by ORDER BY, ties by arrival, and the rows
 // ranked Start to End are emitted, insert-only, with the rank number when selected.
+//
+// Over a window table function (planner.WindowRank.OverTVF) the rows arrive as they
+// come: a watermark ranks the buffered rows whose window_time it has reached and keeps
+// the others; a row whose window_time the watermark already passed is late, dropped and
+// counted. A keep-last WindowDeduplicate keeps, of rows with the same time, the last.
 
 type windowRankOp struct {
 	nopOperator
 	cfg  *rankConfig
-	rows []types.Row // buffered since the last watermark, in arrival order
+	tvf  *windowRankTVF // nil over a window aggregate
+	m    *opMetrics
+	rows []types.Row // buffered, in arrival order
+	wm   int64       // the last watermark (over a window table function)
 }
 
-func compileWindowRank(n *planner.WindowRank) (*rankConfig, error) {
+// windowRankTVF is what a WindowRank over a window table function adds.
+type windowRankTVF struct {
+	timeCol  int  // window_time
+	lastWins bool // keep-last deduplication: of equal times, the last row
+}
+
+func compileWindowRank(n *planner.WindowRank) (*rankConfig, *windowRankTVF, error) {
 	cfg, err := compileRank(&n.Rank)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return cfg, nil
+	if !n.OverTVF {
+		return cfg, nil, nil
+	}
+	in := n.Input.Schema()
+	if n.TimeCol < 0 || n.TimeCol >= len(in) {
+		return nil, nil, fmt.Errorf("%w: window rank time column %d of %d", ErrUnsupportedPlan, n.TimeCol, len(in))
+	}
+	if k := in[n.TimeCol].Type.Kind; k != types.Timestamp && k != types.TimestampLTZ {
+		return nil, nil, fmt.Errorf("%w: window rank time column is %s", ErrUnsupportedPlan, in[n.TimeCol].Type)
+	}
+	return cfg, &windowRankTVF{timeCol: n.TimeCol, lastWins: n.Dedup && n.OrderBy[0].Desc}, nil
 }
 
 func (o *windowRankOp) processBatch(_ context.Context, b batch, _ *outbox) error {
+	late := 0
 	for i, row := range b.rows {
 		if b.kind(i) != connectors.Insert {
 			return fmt.Errorf("%w: window rank received %s", ErrRetraction, b.kind(i))
 		}
+		if o.tvf != nil && o.wm != NoWatermark && row[o.tvf.timeCol].Int() <= o.wm {
+			late++
+			continue
+		}
 		o.rows = append(o.rows, row)
+	}
+	if late > 0 && o.m != nil {
+		o.m.late.add(late)
 	}
 	return nil
 }
 
-func (o *windowRankOp) processWatermark(ctx context.Context, _ int64, out *outbox) error {
-	return o.flush(ctx, out)
+func (o *windowRankOp) processWatermark(ctx context.Context, wm int64, out *outbox) error {
+	if o.tvf == nil {
+		rows := o.rows
+		o.rows = nil
+		return o.flush(ctx, rows, out)
+	}
+	if wm <= o.wm {
+		return nil
+	}
+	o.wm = wm
+	var ready, keep []types.Row
+	for _, r := range o.rows {
+		if r[o.tvf.timeCol].Int() <= wm {
+			ready = append(ready, r)
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	o.rows = keep
+	return o.flush(ctx, ready, out)
 }
 
 func (o *windowRankOp) finish(ctx context.Context, endOfInput bool, out *outbox) error {
 	if endOfInput {
-		return o.flush(ctx, out)
+		rows := o.rows
+		o.rows = nil
+		return o.flush(ctx, rows, out)
 	}
 	return nil
 }
 
-// flush ranks and emits the buffered rows.
-func (o *windowRankOp) flush(ctx context.Context, out *outbox) error {
-	if len(o.rows) == 0 {
+// flush ranks and emits rows taken from the buffer.
+func (o *windowRankOp) flush(ctx context.Context, rows []types.Row, out *outbox) error {
+	if len(rows) == 0 {
 		return nil
 	}
 	cfg := o.cfg
 	parts := map[string][]types.Row{}
 	var keys []string
 	var buf []byte
-	for _, r := range o.rows {
+	for _, r := range rows {
 		buf = appendRowKey(buf[:0], r, cfg.part)
 		if _, ok := parts[string(buf)]; !ok {
 			keys = append(keys, string(buf))
 		}
 		parts[string(buf)] = append(parts[string(buf)], r)
 	}
-	o.rows = nil
 	cmp := func(a, b types.Row) int {
 		for _, k := range cfg.order {
 			c := types.Compare(a[k.Col], b[k.Col])
@@ -86,6 +137,9 @@ func (o *windowRankOp) flush(ctx context.Context, out *outbox) error {
 	}
 	for _, k := range keys {
 		rows := parts[k]
+		if o.tvf != nil && o.tvf.lastWins {
+			slices.Reverse(rows) // ties by later arrival first
+		}
 		slices.SortStableFunc(rows, cmp)
 		var rank, dense int64
 		for i, r := range rows {
@@ -119,10 +173,14 @@ func (o *windowRankOp) flush(ctx context.Context, out *outbox) error {
 	return nil
 }
 
-// Checkpointed state: "b", the rows buffered since the last watermark (a barrier
-// between a window's rows and its watermark is possible only in principle: a window
-// aggregate emits both in one step).
-const windowRankKey = "b"
+// Checkpointed state: "b", the rows buffered (over a window aggregate, since the last
+// watermark: a barrier between a window's rows and its watermark is possible only in
+// principle, a window aggregate emits both in one step); over a window table function
+// also "w", the last watermark, which tells late rows.
+const (
+	windowRankKey   = "b"
+	windowRankWMKey = "w"
+)
 
 func (o *windowRankOp) snapshotState(_ context.Context, w stateWriter) error {
 	dst := []byte{stateVersion}
@@ -130,12 +188,24 @@ func (o *windowRankOp) snapshotState(_ context.Context, w stateWriter) error {
 	for _, r := range o.rows {
 		dst = appendStateRow(dst, r)
 	}
-	return w.Put(windowRankKey, dst)
+	if err := w.Put(windowRankKey, dst); err != nil {
+		return err
+	}
+	if o.tvf == nil {
+		return nil
+	}
+	return w.Put(windowRankWMKey, binary.AppendVarint([]byte{stateVersion}, o.wm))
 }
 
 func (o *windowRankOp) restoreState(r stateReader) error {
-	o.rows = nil
+	o.rows, o.wm = nil, NoWatermark
 	return r.Scan(func(key string, value []byte) error {
+		if key == windowRankWMKey && o.tvf != nil {
+			d := &stateDecoder{data: value}
+			d.version()
+			o.wm = d.varint()
+			return d.finish()
+		}
 		if key != windowRankKey {
 			return fmt.Errorf("malformed window rank state key %q", key)
 		}

@@ -14,6 +14,13 @@ import (
 // once when the watermark passes the window's end, so the rank is computed once per
 // window, when they have arrived, and its result is insert-only (no row of a window ever
 // changes rank). It keeps the input's time attributes, so window_time stays one.
+//
+// Directly after a window table function (OverTVF) the rows come as they arrive: each is
+// buffered with its window until the watermark passes the window's end (window_time <=
+// watermark), then the window is ranked and its state dropped; a row whose window has
+// already been ranked is late and dropped, as Flink's WindowRank does. ROW_NUMBER = 1
+// ordered by the table function's time attribute is Flink's WindowDeduplicate (Dedup):
+// ascending keeps the first row of each window and key, descending the last.
 
 // WindowRank is a Rank over the rows of each window of a window aggregate.
 type WindowRank struct {
@@ -21,6 +28,13 @@ type WindowRank struct {
 	Window   Window // the window aggregate's window, for EXPLAIN
 	StartCol int    // input columns of window_start and window_end
 	EndCol   int
+	// OverTVF: the input is a window table function's rows, ranked when the watermark
+	// passes window_time (TimeCol, an input column); else a window aggregate's.
+	OverTVF bool
+	TimeCol int
+	// Dedup: a WindowDeduplicate, ROW_NUMBER 1 to 1 ordered by the time attribute
+	// (OrderBy[0] descending keeps the last row).
+	Dedup bool
 }
 
 var _ Node = (*WindowRank)(nil)
@@ -44,6 +58,20 @@ func (n *WindowRank) Explain() string {
 		win += ", size=[" + formatDuration(w.Size) + "]"
 	}
 	win += ")"
+	if n.Dedup {
+		keep := "FirstRow"
+		if n.OrderBy[0].Desc {
+			keep = "LastRow"
+		}
+		var part []string
+		for _, k := range n.PartitionBy {
+			if k != n.StartCol && k != n.EndCol {
+				part = append(part, in[k].Name)
+			}
+		}
+		return fmt.Sprintf("WindowDeduplicate(window=[%s], keep=[%s], partitionKeys=[%s], orderKey=[%s], order=[ROWTIME])",
+			win, keep, strings.Join(part, ", "), in[n.OrderBy[0].Col].Name)
+	}
 	var part []string
 	for _, k := range n.PartitionBy {
 		if k != n.StartCol && k != n.EndCol {
@@ -62,51 +90,91 @@ func (n *WindowRank) Explain() string {
 		win, n.Type, n.Start, n.End, strings.Join(part, ", "), strings.Join(order, ", "), names(n.Out))
 }
 
-// windowColumn traces column col of n down to a WindowAggregate's window columns: it
-// returns the aggregate and 0 for window_start, 1 for window_end, 2 for window_time.
-func windowColumn(n Node, col int) (*WindowAggregate, int, bool) {
+// windowColumn traces column col of n down to a WindowAggregate's or a
+// WindowTableFunction's window columns: it returns that node, its window, and 0 for
+// window_start, 1 for window_end, 2 for window_time, -1 for the table function's time
+// attribute (its input's time column).
+func windowColumn(n Node, col int) (Node, Window, int, bool) {
 	for {
 		switch x := n.(type) {
 		case *Calc:
 			c, ok := x.Projections[col].(*ColumnRef)
 			if !ok {
-				return nil, 0, false
+				return nil, Window{}, 0, false
 			}
 			n, col = x.Input, c.Index
 		case *WindowAggregate:
 			at := col - len(x.Keys) - len(x.Aggs)
-			return x, at, at >= 0 && at < 3
+			return x, x.Window, at, at >= 0 && at < 3
+		case *WindowTableFunction:
+			width := len(x.Input.Schema())
+			if col == x.Window.TimeCol {
+				return x, x.Window, -1, true
+			}
+			at := col - width
+			return x, x.Window, at, at >= 0 && at < 3
 		default:
-			return nil, 0, false
+			return nil, Window{}, 0, false
 		}
 	}
 }
 
 // asWindowRank returns r as a WindowRank when its partition holds window_start and
-// window_end of one event-time window aggregate, else nil.
+// window_end of one event-time window aggregate or window table function, else nil.
 func asWindowRank(r *Rank) *WindowRank {
 	if r.Strategy != AppendFastStrategy {
 		return nil
 	}
 	start, end := -1, -1
-	var agg *WindowAggregate
+	var src Node
+	var win Window
 	for _, k := range r.PartitionBy {
-		a, at, ok := windowColumn(r.Input, k)
-		if !ok || agg != nil && a != agg {
+		a, w, at, ok := windowColumn(r.Input, k)
+		if !ok || src != nil && a != src {
 			continue
 		}
 		switch at {
 		case 0:
-			start, agg = k, a
+			start, src, win = k, a, w
 		case 1:
-			end, agg = k, a
+			end, src, win = k, a, w
 		}
 	}
-	if start < 0 || end < 0 || agg.Window.ProcTime {
+	if start < 0 || end < 0 || win.ProcTime {
 		return nil
 	}
-	w := &WindowRank{Rank: *r, Window: agg.Window, StartCol: start, EndCol: end}
+	w := &WindowRank{Rank: *r, Window: win, StartCol: start, EndCol: end, TimeCol: -1}
 	w.Out = append(types.Schema(nil), r.Input.Schema()...)
+	if _, ok := src.(*WindowTableFunction); ok {
+		// The window's rows arrive as they come: window_time tells when it is complete.
+		w.OverTVF = true
+		for i := range r.Input.Schema() {
+			if a, _, at, ok := windowColumn(r.Input, i); ok && a == src && at == 2 {
+				w.TimeCol = i
+				break
+			}
+		}
+		if calc, ok := r.Input.(*Calc); ok && w.TimeCol < 0 {
+			// Not selected (QUALIFY's subquery selects only the select list): the Calc
+			// that planTopN built below the rank passes it on as a hidden column.
+			for i, c := range calc.Input.Schema() {
+				if a, _, at, ok := windowColumn(calc.Input, i); ok && a == src && at == 2 {
+					w.TimeCol = len(calc.Projections)
+					calc.Projections = append(calc.Projections, &ColumnRef{Index: i, Name: c.Name, T: c.Type})
+					calc.Out = append(calc.Out, c)
+					w.Out = append(w.Out, c)
+					break
+				}
+			}
+		}
+		if w.TimeCol < 0 {
+			return nil // window_time is not below the rank: it cannot tell when to rank
+		}
+		if r.Type == RowNumber && r.Start == 1 && r.End == 1 && len(r.OrderBy) == 1 {
+			a, _, at, ok := windowColumn(r.Input, r.OrderBy[0].Col)
+			w.Dedup = ok && a == src && (at == -1 || at == 2)
+		}
+	}
 	if r.RankNumber {
 		w.Out = append(w.Out, r.Out[len(r.Out)-1])
 	}
@@ -123,6 +191,9 @@ func (o *optimizer) pruneWindowRank(x *WindowRank, used []bool) (Node, []int, er
 	for _, k := range x.OrderBy {
 		inUsed[k.Col] = true
 	}
+	if x.OverTVF {
+		inUsed[x.TimeCol] = true
+	}
 	in, m, err := o.prune(x.Input, inUsed)
 	if err != nil {
 		return nil, nil, err
@@ -130,6 +201,9 @@ func (o *optimizer) pruneWindowRank(x *WindowRank, used []bool) (Node, []int, er
 	w := *x
 	w.Input, w.PartitionBy, w.OrderBy = in, remapInts(x.PartitionBy, m), nil
 	w.StartCol, w.EndCol = m[x.StartCol], m[x.EndCol]
+	if x.OverTVF {
+		w.TimeCol = m[x.TimeCol]
+	}
 	for _, k := range x.OrderBy {
 		w.OrderBy = append(w.OrderBy, SortKey{Col: m[k.Col], Desc: k.Desc})
 	}
