@@ -34,5 +34,9 @@
 // (RUNNING, DEGRADED, RESTARTING, FAILED, FINISHED, CANCELED) for the progress line,
 // the shell's SHOW JOBS and the /status endpoint, and the same jobs in /metrics. The
 // engine serves the registry on Options.MetricsAddr, or on the metrics.address setting
-// of the first job that has one.
+// of the first job that has one; Options.Handler replaces what it serves (pipesql gives
+// it the web console, package console, which serves /metrics and /status too). The
+// address must be loopback unless Options.AllowRemote says otherwise (then a warning is
+// logged): the console's actions stop jobs. Savepoint takes a savepoint of a running job
+// without stopping it.
 package engine
