@@ -42,16 +42,22 @@ func cdcOptions(extra ...connectors.OptionSpec) []connectors.OptionSpec {
 
 var ltz3 = types.TimestampLTZType(3)
 
-// DebeziumJSONFormat is 'format' = 'debezium-json'.
-var DebeziumJSONFormat = &connectors.FormatFactory{
-	Name:    "debezium-json",
-	Options: debeziumOptions,
-	NewDecoder: func(cols []connectors.ProducedColumn, opts map[string]string) (connectors.Decoder, error) {
-		return newCDCDecoder(debezium, cols, opts)
-	},
-	Changelog: connectors.AllChangesMode,
-	Metadata:  debeziumMetadata,
+// cdcFormat is the factory of a CDC format: its decoder reads kind's records into rows
+// of every change kind.
+func cdcFormat(name string, kind cdcKind, options []connectors.OptionSpec, meta []connectors.MetadataSpec) *connectors.FormatFactory {
+	return &connectors.FormatFactory{
+		Name:    name,
+		Options: options,
+		NewDecoder: func(cols []connectors.ProducedColumn, opts map[string]string) (connectors.Decoder, error) {
+			return newCDCDecoder(kind, cols, opts)
+		},
+		Changelog: connectors.AllChangesMode,
+		Metadata:  meta,
+	}
 }
+
+// DebeziumJSONFormat is 'format' = 'debezium-json'.
+var DebeziumJSONFormat = cdcFormat("debezium-json", debezium, debeziumOptions, debeziumMetadata)
 
 var debeziumOptions = cdcOptions(connectors.OptionSpec{Key: DebeziumSchemaInclude, Type: connectors.BoolOption, Default: "false", Source: true,
 	Description: "records carry Debezium's schema: the change is under 'payload'"})
@@ -67,15 +73,7 @@ var debeziumMetadata = []connectors.MetadataSpec{
 }
 
 // CanalJSONFormat is 'format' = 'canal-json'.
-var CanalJSONFormat = &connectors.FormatFactory{
-	Name:    "canal-json",
-	Options: canalOptions,
-	NewDecoder: func(cols []connectors.ProducedColumn, opts map[string]string) (connectors.Decoder, error) {
-		return newCDCDecoder(canal, cols, opts)
-	},
-	Changelog: connectors.AllChangesMode,
-	Metadata:  canalMetadata,
-}
+var CanalJSONFormat = cdcFormat("canal-json", canal, canalOptions, canalMetadata)
 
 var canalOptions = cdcOptions(
 	connectors.OptionSpec{Key: CDCDatabaseInclude, Type: connectors.StringOption, Source: true,
@@ -93,15 +91,7 @@ var canalMetadata = []connectors.MetadataSpec{
 }
 
 // MaxwellJSONFormat is 'format' = 'maxwell-json'.
-var MaxwellJSONFormat = &connectors.FormatFactory{
-	Name:    "maxwell-json",
-	Options: cdcOptions(),
-	NewDecoder: func(cols []connectors.ProducedColumn, opts map[string]string) (connectors.Decoder, error) {
-		return newCDCDecoder(maxwell, cols, opts)
-	},
-	Changelog: connectors.AllChangesMode,
-	Metadata:  maxwellMetadata,
-}
+var MaxwellJSONFormat = cdcFormat("maxwell-json", maxwell, cdcOptions(), maxwellMetadata)
 
 var maxwellMetadata = []connectors.MetadataSpec{
 	{Key: "database", Type: types.TypeString},
