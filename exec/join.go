@@ -54,17 +54,25 @@ type joinConfig struct {
 	widths       [2]int
 	outer        [2]bool // whether each side's unmatched rows are emitted
 	keyTypesDesc string
-	ttl          time.Duration // table.exec.state.ttl, 0: rows are kept for ever
+	// ttl is per side the STATE_TTL hint's or table.exec.state.ttl; 0: rows are kept
+	// for ever.
+	ttl [2]time.Duration
 }
 
 func compileJoin(n *planner.Join, env eval.Env, ttl time.Duration) (*joinConfig, error) {
+	ttls := [2]time.Duration{max(ttl, 0), max(ttl, 0)}
+	for s, hint := range [2]time.Duration{n.LeftTTL, n.RightTTL} {
+		if hint > 0 {
+			ttls[s] = hint
+		}
+	}
 	if len(n.LeftKeys) == 0 || len(n.LeftKeys) != len(n.RightKeys) || len(n.KeyTypes) != len(n.LeftKeys) {
 		return nil, fmt.Errorf("%w: join without matching equality keys", ErrUnsupportedPlan)
 	}
 	sides := [2]types.Schema{n.Left.Schema(), n.Right.Schema()}
 	cfg := &joinConfig{
 		typ:    n.Type,
-		ttl:    max(ttl, 0),
+		ttl:    ttls,
 		widths: [2]int{len(sides[0]), len(sides[1])},
 		outer:  [2]bool{n.Type.LeftOuter(), n.Type.RightOuter()},
 	}
@@ -177,15 +185,25 @@ func newJoinOp(cfg *joinConfig, clock connectors.Clock) *joinOp {
 }
 
 // expired reports whether rec outlived the TTL at now.
-func (o *joinOp) expired(rec *joinRecord, now int64) bool {
-	return o.cfg.ttl > 0 && now-rec.written >= o.cfg.ttl.Microseconds()
+func (o *joinOp) expired(ttl time.Duration, rec *joinRecord, now int64) bool {
+	return ttl > 0 && now-rec.written >= ttl.Microseconds()
 }
+
+// hasTTL reports whether either side's rows expire.
+func (c *joinConfig) hasTTL() bool { return c.ttl[0] > 0 || c.ttl[1] > 0 }
 
 // dropExpired removes the expired rows of b; it reports whether it removed any.
 func (o *joinOp) dropExpired(side *joinSide, b *joinBucket, now int64) bool {
+	ttl := o.cfg.ttl[0]
+	if side == o.sides[1] {
+		ttl = o.cfg.ttl[1]
+	}
+	if ttl <= 0 {
+		return false
+	}
 	kept := b.recs[:0]
 	for i := range b.recs {
-		if rec := &b.recs[i]; !o.expired(rec, now) {
+		if rec := &b.recs[i]; !o.expired(ttl, rec, now) {
 			kept = append(kept, *rec)
 		}
 	}
@@ -201,10 +219,16 @@ func (o *joinOp) dropExpired(side *joinSide, b *joinBucket, now int64) bool {
 
 // timerInterval makes the task sweep expired rows when the join has a TTL.
 func (o *joinOp) timerInterval() time.Duration {
-	if o.cfg.ttl <= 0 {
+	var shortest time.Duration
+	for _, ttl := range o.cfg.ttl {
+		if ttl > 0 && (shortest == 0 || ttl < shortest) {
+			shortest = ttl
+		}
+	}
+	if shortest <= 0 {
 		return 0
 	}
-	return min(max(o.cfg.ttl/4, time.Second), time.Minute)
+	return min(max(shortest/4, time.Second), time.Minute)
 }
 
 // onTimer drops every expired row, and the keys and key groups left empty.
@@ -281,7 +305,7 @@ func (o *joinOp) processInput(ctx context.Context, s int, b batch, out *outbox) 
 	}
 	me, other := o.sides[s], o.sides[1-s]
 	var now int64
-	if o.cfg.ttl > 0 {
+	if o.cfg.hasTTL() {
 		now = o.clock.Now().UnixMicro()
 	}
 	for i, row := range b.rows {
@@ -298,7 +322,7 @@ func (o *joinOp) processInput(ctx context.Context, s int, b batch, out *outbox) 
 		var matches int64
 		if ok {
 			if ob := other.buckets[string(key)]; ob != nil {
-				if o.cfg.ttl > 0 {
+				if o.cfg.hasTTL() {
 					o.dropExpired(other, ob, now)
 				}
 				for r := range ob.recs {
@@ -365,7 +389,7 @@ func (o *joinOp) retract(ctx context.Context, s int, row types.Row, now int64, o
 		return nil
 	}
 	if bk := me.buckets[string(key)]; bk != nil {
-		if o.cfg.ttl > 0 {
+		if o.cfg.hasTTL() {
 			o.dropExpired(me, bk, now)
 		}
 		if at := slices.IndexFunc(bk.recs, func(r joinRecord) bool { return rowsEqual(r.row, row) }); at >= 0 {
@@ -376,7 +400,7 @@ func (o *joinOp) retract(ctx context.Context, s int, row types.Row, now int64, o
 	}
 	var matches int64
 	if ob := other.buckets[string(key)]; ob != nil {
-		if o.cfg.ttl > 0 {
+		if o.cfg.hasTTL() {
 			o.dropExpired(other, ob, now)
 		}
 		for r := range ob.recs {

@@ -436,7 +436,7 @@ func TestJoinStateTTL(t *testing.T) {
 // TestJoinStateTTLSweep: the sweep drops expired rows, their keys and key groups, and a
 // checkpoint after it no longer holds them.
 func TestJoinStateTTLSweep(t *testing.T) {
-	cfg := &joinConfig{ttl: time.Hour, widths: [2]int{1, 1}}
+	cfg := &joinConfig{ttl: [2]time.Duration{time.Hour, time.Hour}, widths: [2]int{1, 1}}
 	clock := newFakeClock()
 	o := newJoinOp(cfg, clock)
 	now := clock.Now()

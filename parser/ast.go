@@ -316,6 +316,9 @@ type Select struct {
 	Having   Expr
 	Windows  []NamedWindow // WINDOW w AS (...), ... (over.go)
 	Qualify  Expr          // QUALIFY cond: a filter on the select list's OVER results
+	// StateTTL is the STATE_TTL query hint after SELECT: a join input (table name or
+	// alias) and the time its state is kept, in the order written.
+	StateTTL []Option
 }
 
 // SetOp is left UNION [ALL] | INTERSECT | EXCEPT right.

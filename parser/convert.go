@@ -181,7 +181,7 @@ func (l *lowering) convSelect(s *sqlparser.Select) (*Select, int, error) {
 		return nil, 0, l.internalErr(0, "SELECT")
 	}
 	info := l.toks[start].sel
-	sel := &Select{At: info.pos, Distinct: s.Distinct != ""}
+	sel := &Select{At: info.pos, Distinct: s.Distinct != "", StateTTL: info.stateTTL}
 	for n, se := range s.SelectExprs {
 		itemPos := info.pos
 		if n < len(info.items) {

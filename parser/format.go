@@ -415,6 +415,16 @@ func (f *formatter) body(b QueryBody) {
 
 func (f *formatter) selectBody(s *Select) {
 	f.WriteString("SELECT ")
+	if len(s.StateTTL) > 0 {
+		f.WriteString("/*+ STATE_TTL(")
+		for i, o := range s.StateTTL {
+			if i > 0 {
+				f.WriteString(", ")
+			}
+			f.WriteString(quoteString(o.Key) + " = " + quoteString(o.Value))
+		}
+		f.WriteString(") */ ")
+	}
 	if s.Distinct {
 		f.WriteString("DISTINCT ")
 	}

@@ -5,8 +5,8 @@ package parser
 // Flink reads hints in two places: table hints right after a table name, in FROM or in
 // INSERT INTO (OPTIONS('k' = 'v'), the dynamic table options that override or add to the
 // table's WITH options for that one read or write), and query hints right after SELECT
-// (the join hints, LOOKUP, STATE_TTL). pipesql runs OPTIONS and refuses every other hint
-// by name. The lexer keeps each /*+ ... */ as a token of its own, so a hint anywhere else
+// (the join hints, LOOKUP, STATE_TTL). pipesql runs OPTIONS and STATE_TTL (kept on the
+// Select, applied by the planner to its joins) and refuses every other hint by name. The lexer keeps each /*+ ... */ as a token of its own, so a hint anywhere else
 // is an error as well: no hint is ever dropped the way comments are.
 
 import "github.com/pipesql/pipesql/config"
@@ -18,7 +18,7 @@ var queryHints = []struct{ name, why string }{
 	{"SHUFFLE_MERGE", "a join hint, and pipesql runs no joins"},
 	{"NEST_LOOP", "a join hint, and pipesql runs no joins"},
 	{"LOOKUP", "a lookup join hint, and pipesql runs no joins"},
-	{"STATE_TTL", "pipesql keeps no per-operator state TTL"},
+	{"STATE_TTL", "a query hint: write it right after SELECT"},
 }
 
 // queryHint returns why pipesql refuses the query hint name, or false for an unknown name.
@@ -64,6 +64,15 @@ func (p *parser) parseHint(t token, table bool) ([]Option, error) {
 			opts = append(opts, list...)
 		case name.val == "OPTIONS":
 			return nil, syntaxErr(name.pos, "OPTIONS is a table hint: write it right after the table name")
+		case name.val == "STATE_TTL" && !table:
+			list, err := q.parseOptions()
+			if err != nil {
+				return nil, err
+			}
+			if len(list) == 0 {
+				return nil, syntaxErr(name.pos, "empty STATE_TTL hint: expected 'table or alias' = 'duration'")
+			}
+			opts = append(opts, list...)
 		case known:
 			return nil, unsupportedErr(name.pos, "unsupported: hint %s (%s)", name.val, why)
 		default:

@@ -90,6 +90,8 @@ type selectInfo struct {
 	// the WINDOW and QUALIFY clauses (over.go)
 	windows []NamedWindow
 	qualify Expr
+	// the STATE_TTL query hint
+	stateTTL []Option
 }
 
 // lowering is the state of lowering one token range.
@@ -532,15 +534,20 @@ var trimModes = setOf("BOTH", "LEADING", "TRAILING")
 
 // emitHint handles a hint inside a query. Right after a table name of a FROM clause it
 // is a table hint, whose options the table's leaf keeps; right after SELECT a query
-// hint, none of which pipesql runs. Anywhere else it is an error. It emits nothing.
+// hint, of which pipesql runs STATE_TTL. Anywhere else it is an error. It emits nothing.
 func (l *lowering) emitHint(i int) (int, error) {
 	t := l.p.toks[i]
 	n := len(l.toks)
 	switch {
 	case n >= 2 && l.toks[n-2].sel != nil:
-		// SELECT /*N*/ was just emitted.
-		_, err := l.p.parseHint(t, false)
-		return 0, err
+		// SELECT /*N*/ was just emitted: STATE_TTL is the one query hint kept.
+		opts, err := l.p.parseHint(t, false)
+		if err != nil {
+			return 0, err
+		}
+		info := l.toks[n-2].sel
+		info.stateTTL = append(info.stateTTL, opts...)
+		return i + 1, nil
 	case n >= 1 && l.toks[n-1].leaf != nil && l.toks[n-1].leaf.kind == leafIdent && l.tableStartsAt(n-1):
 		opts, err := l.p.parseHint(t, true)
 		if err != nil {

@@ -109,6 +109,7 @@ func (p *planner) planJoin(x *parser.Join, env *cteEnv) (*relation, error) {
 		return nil, errAt(x.On.Pos(), ErrUnsupported, "unsupported: JOIN without an equality between a column of each side (pipesql runs equi-joins)")
 	}
 	j.Where = rest
+	j.LeftTTL, j.RightTTL = p.ttlHint.side(x.Left), p.ttlHint.side(x.Right) // state_ttl.go
 	j.Left = &Exchange{Input: left.node, Keys: j.LeftKeys}
 	j.Right = &Exchange{Input: right.node, Keys: j.RightKeys}
 	j.Out = joinSchema(left.node.Schema(), right.node.Schema(), typ)
@@ -326,7 +327,8 @@ func (o *optimizer) pruneJoin(x *Join, used []bool) (Node, []int, error) {
 	}
 	j := &Join{Left: left, Right: right, Type: x.Type, KeyTypes: x.KeyTypes,
 		LeftKeys: remapInts(x.LeftKeys, ml), RightKeys: remapInts(x.RightKeys, mr),
-		Condition: remap(x.Condition, m), Out: joinSchema(left.Schema(), right.Schema(), x.Type)}
+		Condition: remap(x.Condition, m), Out: joinSchema(left.Schema(), right.Schema(), x.Type),
+		LeftTTL: x.LeftTTL, RightTTL: x.RightTTL}
 	for i, to := range m {
 		if to >= 0 {
 			j.Out[to].Name = x.Out[i].Name

@@ -282,6 +282,9 @@ type Join struct {
 	// Condition is the whole ON condition over the joined row, as EXPLAIN shows it.
 	Condition Expr
 	Out       types.Schema
+	// LeftTTL and RightTTL are the STATE_TTL hint's retention of each side's rows, 0
+	// when the hint does not name the side (table.exec.state.ttl applies).
+	LeftTTL, RightTTL time.Duration
 }
 
 // Exchange distributes its input by the hash of Keys. pipesql runs each operator once,

@@ -23,6 +23,8 @@ type planner struct {
 	cdcDuplicate bool
 	// views are the views being expanded, innermost last, to refuse a view that reads itself.
 	views []string
+	// ttlHint is the STATE_TTL hint of the SELECT whose FROM is being planned (state_ttl.go).
+	ttlHint *ttlHint
 }
 
 // relation is a planned FROM item or query: its logical plan and the columns it shows.
@@ -180,12 +182,16 @@ func (p *planner) planSelect(sel *parser.Select, env *cteEnv) (*relation, error)
 	switch {
 	case err != nil:
 		return nil, err
+	case len(sel.StateTTL) > 0 && topN != nil:
+		return nil, errAt(sel.StateTTL[0].At, ErrUnsupported, "unsupported: a STATE_TTL hint on a Top-N query (pipesql applies it to regular joins)")
 	case topN != nil:
 		from, whereAST = topN, rest
 	case sel.From == nil:
 		from = &relation{node: &Values{Rows: [][]Expr{{}}}, scope: &scope{}}
+	case sel.From == nil && len(sel.StateTTL) > 0:
+		return nil, errAt(sel.StateTTL[0].At, ErrUnsupported, "unsupported: a STATE_TTL hint on a SELECT without FROM")
 	default:
-		r, err := p.planFrom(sel.From, env)
+		r, err := p.planFromHinted(sel, env) // state_ttl.go
 		if err != nil {
 			return nil, err
 		}
