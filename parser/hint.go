@@ -13,11 +13,11 @@ import "github.com/pipesql/pipesql/config"
 
 // queryHints are the hints Flink knows besides OPTIONS, with why pipesql refuses them.
 var queryHints = []struct{ name, why string }{
-	{"BROADCAST", "a join hint, and pipesql runs no joins"},
-	{"SHUFFLE_HASH", "a join hint, and pipesql runs no joins"},
-	{"SHUFFLE_MERGE", "a join hint, and pipesql runs no joins"},
-	{"NEST_LOOP", "a join hint, and pipesql runs no joins"},
-	{"LOOKUP", "a lookup join hint, and pipesql runs no joins"},
+	{"BROADCAST", "a join strategy hint: pipesql runs each join kind one way"},
+	{"SHUFFLE_HASH", "a join strategy hint: pipesql runs each join kind one way"},
+	{"SHUFFLE_MERGE", "a join strategy hint: pipesql runs each join kind one way"},
+	{"NEST_LOOP", "a join strategy hint: pipesql runs each join kind one way"},
+	{"LOOKUP", "a lookup join hint: set the lookup options in the table's WITH clause"},
 	{"STATE_TTL", "a query hint: write it right after SELECT"},
 }
 
