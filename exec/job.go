@@ -554,6 +554,8 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 		}}, nil
 	case *planner.TemporalSort:
 		return compileTemporalSort(n, updating) // temporal_sort.go
+	case *planner.Match:
+		return compileMatch(n, c.env, updating) // match.go
 	case *planner.Limit:
 		return compileLimit(n, updating) // temporal_sort.go
 	case *planner.OverAggregate:

@@ -1,0 +1,310 @@
+package exec
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pipesql/pipesql/connectors"
+	"github.com/pipesql/pipesql/parser"
+	"github.com/pipesql/pipesql/types"
+)
+
+// bruteMatch finds the matches of a pattern over complete, sorted partitions by
+// enumerating every assignment of rows to variables in order of preference and taking
+// the first: no watermarks, no waiting, no continuations. Each output line is
+// "k|first id|last id|rows|extra".
+type bruteCase struct {
+	name    string
+	pattern string
+	define  string // the SQL DEFINE list
+	skip    string // the SQL AFTER MATCH SKIP strategy
+	within  string // the SQL WITHIN interval, "" for none
+	withinM int64  // the same in milliseconds
+	conds   map[string]func(rows []overEvent, start int, assign []string) bool
+	skipVar string
+}
+
+func bruteMatch(evs []overEvent, c bruteCase, pat *parser.Pattern) []string {
+	byKey := map[string][]overEvent{}
+	for _, e := range evs {
+		byKey[e.k] = append(byKey[e.k], e)
+	}
+	var out []string
+	for k, rows := range byKey {
+		slices.SortStableFunc(rows, func(a, b overEvent) int { return cmp.Compare(a.ts, b.ts) })
+		var gen func(n *parser.Pattern, start int, assign []string) [][]string
+		once := func(n *parser.Pattern, start int, assign []string) [][]string {
+			switch n.Kind {
+			case parser.PatVar:
+				pos := start + len(assign)
+				if pos >= len(rows) || c.withinM > 0 && rows[pos].ts-rows[start].ts > c.withinM {
+					return nil
+				}
+				a := append(slices.Clone(assign), n.Var)
+				if f := c.conds[n.Var]; f != nil && !f(rows, start, a) {
+					return nil
+				}
+				return [][]string{a}
+			case parser.PatConcat:
+				res := [][]string{assign}
+				for _, it := range n.Items {
+					var next [][]string
+					for _, r := range res {
+						next = append(next, gen(it, start, r)...)
+					}
+					res = next
+				}
+				return res
+			default:
+				var res [][]string
+				for _, it := range n.Items {
+					res = append(res, gen(it, start, assign)...)
+				}
+				return res
+			}
+		}
+		gen = func(n *parser.Pattern, start int, assign []string) [][]string {
+			if n.Min == 1 && n.Max == 1 {
+				return once(n, start, assign)
+			}
+			var rep func(count int, r []string) [][]string
+			rep = func(count int, r []string) [][]string {
+				var more, done [][]string
+				if n.Max < 0 || count < n.Max {
+					for _, r2 := range once(n, start, r) {
+						if len(r2) > len(r) {
+							more = append(more, rep(count+1, r2)...)
+						}
+					}
+				}
+				if count >= n.Min {
+					done = [][]string{r}
+				}
+				if n.Reluctant {
+					return append(done, more...)
+				}
+				return append(more, done...)
+			}
+			return rep(0, assign)
+		}
+		for start := 0; start < len(rows); {
+			res := gen(pat, start, nil)
+			if len(res) == 0 || len(res[0]) == 0 {
+				start++
+				continue
+			}
+			a := res[0]
+			out = append(out, fmt.Sprintf("%s|%d|%d|%d", k, rows[start].seq, rows[start+len(a)-1].seq, len(a)))
+			next := start + 1
+			switch c.skip {
+			case "PAST LAST ROW":
+				next = start + len(a)
+			case "TO FIRST", "TO LAST":
+				found := -1
+				for i, v := range a {
+					if v == c.skipVar && (found < 0 || c.skip == "TO LAST") {
+						found = start + i
+					}
+				}
+				if found > start {
+					next = found
+				}
+			}
+			start = next
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// lastOf is the value of the off-th last row mapped to v (-1: none or NULL).
+func lastOf(rows []overEvent, start int, assign []string, v string, off int) int64 {
+	for i := len(assign) - 1; i >= 0; i-- {
+		if assign[i] == v {
+			if off == 0 {
+				return rows[start+i].v
+			}
+			off--
+		}
+	}
+	return -1
+}
+
+// prevOf is the value of the row before the last row mapped to v (-1: none or NULL).
+func prevOf(rows []overEvent, start int, assign []string, v string) int64 {
+	for i := len(assign) - 1; i >= 0; i-- {
+		if assign[i] == v {
+			if start+i-1 < 0 {
+				return -1
+			}
+			return rows[start+i-1].v
+		}
+	}
+	return -1
+}
+
+func cur(rows []overEvent, start int, assign []string) int64 { return rows[start+len(assign)-1].v }
+
+var matchCases = []bruteCase{
+	{
+		name: "rise then drop, greedy", pattern: "A B+ C", skip: "PAST LAST ROW",
+		define: "B AS B.v > PREV(B.v), C AS C.v < LAST(B.v)",
+		conds: map[string]func([]overEvent, int, []string) bool{
+			"B": func(r []overEvent, s int, a []string) bool {
+				p := prevOf(r, s, a, "B")
+				return cur(r, s, a) >= 0 && p >= 0 && cur(r, s, a) > p
+			},
+			"C": func(r []overEvent, s int, a []string) bool {
+				l := lastOf(r, s, a, "B", 0)
+				return cur(r, s, a) >= 0 && l >= 0 && cur(r, s, a) < l
+			},
+		},
+	},
+	{
+		name: "reluctant star, to next row", pattern: "A B*? C", skip: "TO NEXT ROW",
+		define: "A AS A.v < 40, C AS C.v > A.v + 30",
+		conds: map[string]func([]overEvent, int, []string) bool{
+			"A": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) >= 0 && cur(r, s, a) < 40 },
+			"C": func(r []overEvent, s int, a []string) bool {
+				av := lastOf(r, s, a, "A", 0)
+				return cur(r, s, a) >= 0 && av >= 0 && cur(r, s, a) > av+30
+			},
+		},
+	},
+	{
+		name: "bounded quantifiers, to last", pattern: "A{2} B{1,3} C?", skip: "TO LAST", skipVar: "B",
+		define: "A AS A.v < 50, B AS B.v >= 50, C AS C.v < 10",
+		conds: map[string]func([]overEvent, int, []string) bool{
+			"A": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) >= 0 && cur(r, s, a) < 50 },
+			"B": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) >= 50 },
+			"C": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) >= 0 && cur(r, s, a) < 10 },
+		},
+	},
+	{
+		name: "alternation in a group, to first", pattern: "(A | B){2,} C", skip: "TO FIRST", skipVar: "C",
+		define: "A AS A.v < 30, B AS B.v > 70, C AS C.v BETWEEN 30 AND 70",
+		conds: map[string]func([]overEvent, int, []string) bool{
+			"A": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) >= 0 && cur(r, s, a) < 30 },
+			"B": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) > 70 },
+			"C": func(r []overEvent, s int, a []string) bool { v := cur(r, s, a); return v >= 30 && v <= 70 },
+		},
+	},
+	{
+		name: "reluctant group plus, optional", pattern: "A (B C)+? D??", skip: "PAST LAST ROW",
+		define: "A AS A.v > 60, B AS B.v < A.v, C AS C.v > B.v, D AS D.v IS NULL",
+		conds: map[string]func([]overEvent, int, []string) bool{
+			"A": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) > 60 },
+			"B": func(r []overEvent, s int, a []string) bool {
+				av := lastOf(r, s, a, "A", 0)
+				return cur(r, s, a) >= 0 && cur(r, s, a) < av
+			},
+			"C": func(r []overEvent, s int, a []string) bool {
+				bv := lastOf(r, s, a, "B", 0)
+				return cur(r, s, a) >= 0 && cur(r, s, a) > bv
+			},
+			"D": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) < 0 },
+		},
+	},
+	{
+		name: "within expiry, greedy", pattern: "A B+ C", skip: "PAST LAST ROW", within: "INTERVAL '3' SECOND", withinM: 3000,
+		define: "A AS A.v < 20, B AS B.v >= 20, C AS C.v < 20",
+		conds: map[string]func([]overEvent, int, []string) bool{
+			"A": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) >= 0 && cur(r, s, a) < 20 },
+			"B": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) >= 20 },
+			"C": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) >= 0 && cur(r, s, a) < 20 },
+		},
+	},
+	{
+		name: "star in the middle, greedy, sums", pattern: "A B* C", skip: "TO NEXT ROW",
+		define: "A AS A.v > 80, B AS SUM(B.v) < 150, C AS C.v < 20",
+		conds: map[string]func([]overEvent, int, []string) bool{
+			"A": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) > 80 },
+			"B": func(r []overEvent, s int, a []string) bool {
+				var sum int64
+				n := 0
+				for i, v := range a {
+					if v == "B" && r[s+i].v >= 0 {
+						sum += r[s+i].v
+						n++
+					}
+				}
+				return n > 0 && sum < 150
+			},
+			"C": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) >= 0 && cur(r, s, a) < 20 },
+		},
+	},
+}
+
+// TestMatchRecognizeBrute: each quantifier, each skip strategy and WITHIN, over
+// out-of-order input in five partitions, match exactly what bruteMatch finds in the
+// sorted partitions.
+func TestMatchRecognizeBrute(t *testing.T) {
+	dir, evs := writeOverFixture(t, 1500, 3)
+	for _, c := range matchCases {
+		t.Run(c.name, func(t *testing.T) {
+			within := ""
+			if c.within != "" {
+				within = "WITHIN " + c.within
+			}
+			skip := c.skip
+			if c.skipVar != "" {
+				skip += " " + c.skipVar
+			}
+			q := fmt.Sprintf(`SELECT * FROM e MATCH_RECOGNIZE (PARTITION BY k ORDER BY rt
+  MEASURES FIRST(id) AS s, LAST(id) AS l, COUNT(*) AS n
+  AFTER MATCH SKIP %s PATTERN (%s) %s DEFINE %s) AS m;`, skip, c.pattern, within, c.define)
+			st, err := parser.ParseStatement("q.sql", q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mr *parser.MatchRecognize
+			if qs, ok := st.(*parser.QueryStatement); ok {
+				mr, _ = qs.Query.Body.(*parser.Select).From.(*parser.MatchRecognize)
+			}
+			if mr == nil {
+				t.Fatalf("%s parses to %T", q, st)
+			}
+			want := bruteMatch(evs, c, mr.Pattern)
+			if len(want) < 3 {
+				t.Fatalf("the fixture gives %d matches; the case needs several", len(want))
+			}
+			var mu sync.Mutex
+			var got []string
+			j, err := NewJob(planSQL(t, overDDL(dir)+q), Options{BatchSize: 16, Collect: func(kind connectors.RowKind, r types.Row) {
+				mu.Lock()
+				defer mu.Unlock()
+				if kind != connectors.Insert {
+					t.Errorf("MATCH_RECOGNIZE emitted %s", kind)
+				}
+				got = append(got, fmt.Sprintf("%s|%s|%s|%s", r[0], r[1], r[2], r[3]))
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range j.Metrics().Operators {
+				if m.LateDropped != 0 {
+					t.Fatalf("%s dropped %d late rows; the fixture has none", m.Name, m.LateDropped)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d matches, want %d\ngot  %s\nwant %s", len(got), len(want), head(got), head(want))
+			}
+		})
+	}
+}
+
+func head(xs []string) string {
+	if len(xs) > 12 {
+		xs = xs[:12]
+	}
+	return strings.Join(xs, " ")
+}
