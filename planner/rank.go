@@ -435,7 +435,7 @@ func (p *planner) planTopN(sel *parser.Select, env *cteEnv) (*relation, parser.E
 	var node Node
 	changelog := Updating
 	if t := pre.Out[order[0].Col].Type; rankType == RowNumber && start == 1 && end == 1 && len(order) == 1 &&
-		t.TimeAttr != types.NoTimeAttr && !rankNumber {
+		t.TimeAttr != types.NoTimeAttr && !rankNumber && !windowPartitioned(pre, part) { // window_rank.go
 		if from.changelog != InsertOnly {
 			return nil, nil, errAt(over.At, ErrUnsupported, "unsupported: deduplication over an updating input")
 		}

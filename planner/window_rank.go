@@ -119,6 +119,26 @@ func windowColumn(n Node, col int) (Node, Window, int, bool) {
 	}
 }
 
+// windowPartitioned reports whether part holds window_start and window_end of one
+// event-time window table function below in: a deduplication of its rows is then a
+// WindowDeduplicate (planned through asWindowRank), not a Deduplicate.
+func windowPartitioned(in Node, part []int) bool {
+	var start, end Node
+	for _, k := range part {
+		a, w, at, ok := windowColumn(in, k)
+		if _, tvf := a.(*WindowTableFunction); !ok || !tvf || w.ProcTime {
+			continue
+		}
+		switch at {
+		case 0:
+			start = a
+		case 1:
+			end = a
+		}
+	}
+	return start != nil && start == end
+}
+
 // asWindowRank returns r as a WindowRank when its partition holds window_start and
 // window_end of one event-time window aggregate or window table function, else nil.
 func asWindowRank(r *Rank) *WindowRank {
