@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/parser"
+	"github.com/pipesql/pipesql/state"
 	"github.com/pipesql/pipesql/types"
 )
 
@@ -27,6 +29,8 @@ type bruteCase struct {
 	withinM int64  // the same in milliseconds
 	conds   map[string]func(rows []overEvent, start int, assign []string) bool
 	skipVar string
+	// extra, when set, formats more measures of a match, after "|".
+	extra func(rows []overEvent, start int, assign []string) string
 }
 
 func bruteMatch(evs []overEvent, c bruteCase, pat *parser.Pattern) []string {
@@ -99,7 +103,11 @@ func bruteMatch(evs []overEvent, c bruteCase, pat *parser.Pattern) []string {
 				continue
 			}
 			a := res[0]
-			out = append(out, fmt.Sprintf("%s|%d|%d|%d", k, rows[start].seq, rows[start+len(a)-1].seq, len(a)))
+			line := fmt.Sprintf("%s|%d|%d|%d", k, rows[start].seq, rows[start+len(a)-1].seq, len(a))
+			if c.extra != nil {
+				line += "|" + c.extra(rows, start, a)
+			}
+			out = append(out, line)
 			next := start + 1
 			switch c.skip {
 			case "PAST LAST ROW":
@@ -307,4 +315,114 @@ func head(xs []string) string {
 		xs = xs[:12]
 	}
 	return strings.Join(xs, " ")
+}
+
+// TestMatchRecognizeStopWithSavepointAndResume: a job stopped with a savepoint halfway,
+// partial matches pending, resumes and emits every match once, as the brute force finds
+// them over the whole input.
+func TestMatchRecognizeStopWithSavepointAndResume(t *testing.T) {
+	const n = 20000
+	dir, evs := writeOverFixture(t, n, 4)
+	c := matchCases[0]
+	q := fmt.Sprintf(`SELECT * FROM e MATCH_RECOGNIZE (PARTITION BY k ORDER BY rt
+  MEASURES FIRST(id) AS s, LAST(id) AS l, COUNT(*) AS n
+  AFTER MATCH SKIP %s PATTERN (%s) DEFINE %s) AS m;`, c.skip, c.pattern, c.define)
+	st, err := parser.ParseStatement("q.sql", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bruteMatch(evs, c, st.(*parser.QueryStatement).Query.Body.(*parser.Select).From.(*parser.MatchRecognize).Pattern)
+	clock := newStepClock(20 * time.Millisecond)
+	clock.autoAdvance(100 * time.Millisecond)
+	var mu sync.Mutex
+	var got []string
+	opts := Options{Clock: clock, Store: state.NewMemory(state.Options{}), JobKey: "match", BatchSize: 16, Collect: func(kind connectors.RowKind, r types.Row) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, fmt.Sprintf("%s|%s|%s|%s", r[0], r[1], r[2], r[3]))
+	}}
+	j, err := NewJob(planSQL(t, overDDL(dir, "'execution.checkpointing.interval' = '100 ms'")+q), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := runStoppedHalfway(t, j, "match recognize", 1, t.TempDir())
+	read := j.Metrics().Sources[0].RecordsRead
+	if read >= n || read == 0 {
+		t.Fatalf("the first run read %d of %d rows; the test needs it stopped halfway", read, n)
+	}
+	mu.Lock()
+	first := len(got)
+	mu.Unlock()
+	j2, err := NewJob(planSQL(t, overDDL(dir, "'execution.checkpointing.interval' = '100 ms'", "'execution.savepoint.path' = '"+path+"'")+q), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j2.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stopped after %d of %d rows read, %d of %d matches emitted", read, n, first, len(want))
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d matches, want %d\ngot  %s\nwant %s", len(got), len(want), head(got), head(want))
+	}
+}
+
+// TestMatchRecognizeMeasures: the values of navigation and aggregates in MEASURES.
+func TestMatchRecognizeMeasures(t *testing.T) {
+	dir, evs := writeOverFixture(t, 1500, 3)
+	c := matchCases[0]
+	c.extra = func(r []overEvent, s int, a []string) string {
+		var sum, n, lo, hi int64 = 0, 0, 1 << 62, -1
+		for i, v := range a {
+			if v == "B" {
+				x := r[s+i].v
+				sum += x
+				n++
+				lo, hi = min(lo, x), max(hi, x)
+			}
+		}
+		lb1 := "NULL"
+		if n > 1 {
+			lb1 = fmt.Sprint(lastOf(r, s, a, "B", 1))
+		}
+		prevA := "NULL"
+		if s > 0 && r[s-1].v >= 0 {
+			prevA = fmt.Sprint(r[s-1].v)
+		}
+		av := "NULL"
+		if r[s].v >= 0 {
+			av = fmt.Sprint(r[s].v)
+		}
+		return fmt.Sprintf("%s|%d|%d|%d|%d|%s|%s|TRUE", av, sum, sum/n, lo, hi, lb1, prevA)
+	}
+	q := fmt.Sprintf(`SELECT * FROM e MATCH_RECOGNIZE (PARTITION BY k ORDER BY rt
+  MEASURES FIRST(id) AS s, LAST(id) AS l, COUNT(*) AS n, A.v AS av, SUM(B.v) AS sb, AVG(B.v) AS ab,
+    MIN(B.v) AS mn, MAX(B.v) AS mx, LAST(B.v, 1) AS lb1, PREV(A.v) AS pa, MATCH_ROWTIME() = LAST(C.rt) AS mt
+  AFTER MATCH SKIP %s PATTERN (%s) DEFINE %s) AS m;`, c.skip, c.pattern, c.define)
+	st, err := parser.ParseStatement("q.sql", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bruteMatch(evs, c, st.(*parser.QueryStatement).Query.Body.(*parser.Select).From.(*parser.MatchRecognize).Pattern)
+	var mu sync.Mutex
+	var got []string
+	j, err := NewJob(planSQL(t, overDDL(dir)+q), Options{BatchSize: 16, Collect: func(kind connectors.RowKind, r types.Row) {
+		mu.Lock()
+		defer mu.Unlock()
+		parts := make([]string, len(r))
+		for i, v := range r {
+			parts[i] = v.String()
+		}
+		got = append(got, strings.Join(parts, "|"))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d matches, want %d\ngot  %s\nwant %s", len(got), len(want), head(got), head(want))
+	}
 }
