@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"container/heap"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -124,6 +125,31 @@ type tjBucket struct {
 	kg       uint16
 	left     []types.Row // waiting, in arrival order
 	versions []tjVersion // by (ts, seq)
+	// queued: the bucket has an entry in the operator's due heap at minLeft, the
+	// smallest time of its waiting rows.
+	queued  bool
+	minLeft int64
+}
+
+// tjDue is an entry of the heap of keys with waiting left rows, by their earliest time;
+// an entry whose bucket's minLeft moved since is stale and skipped.
+type tjDue struct {
+	at int64
+	bk *tjBucket
+}
+
+type tjDueHeap []tjDue
+
+func (h tjDueHeap) Len() int           { return len(h) }
+func (h tjDueHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h tjDueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *tjDueHeap) Push(x any)        { *h = append(*h, x.(tjDue)) }
+func (h *tjDueHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = tjDue{}
+	*h = old[:len(old)-1]
+	return x
 }
 
 type temporalJoinOp struct {
@@ -136,7 +162,8 @@ type temporalJoinOp struct {
 	buckets map[string]*tjBucket
 	pending map[string]*tjBucket // keys with waiting left rows
 	multi   map[string]*tjBucket // keys with more than one version
-	rows    int64                // left rows and versions kept
+	due     tjDueHeap
+	rows    int64 // left rows and versions kept
 	changed kgSet
 	written map[uint16]uint64 // the checkpoint that last wrote each key group
 	keyBuf  []byte
@@ -153,6 +180,7 @@ func newTemporalJoinOp(cfg *temporalJoinConfig, m *opMetrics) *temporalJoinOp {
 func (o *temporalJoinOp) reset() {
 	o.wm, o.seq, o.rows = NoWatermark, 0, 0
 	o.buckets, o.pending, o.multi = map[string]*tjBucket{}, map[string]*tjBucket{}, map[string]*tjBucket{}
+	o.due = nil
 	o.written = map[uint16]uint64{}
 	o.changed.clear()
 }
@@ -236,6 +264,7 @@ func (o *temporalJoinOp) processLeft(ctx context.Context, b batch, out *outbox) 
 		bk := o.bucket(key)
 		bk.left = append(bk.left, row)
 		o.pending[bk.key] = bk
+		o.queue(bk, ts.Int())
 		o.rows++
 		o.changed.set(bk.kg)
 	}
@@ -298,13 +327,29 @@ func (b *tjBucket) versionAt(ts int64) int {
 	return at
 }
 
+// queue makes sure bk's waiting rows are in the due heap by their earliest time, ts
+// being the time of one of them.
+func (o *temporalJoinOp) queue(bk *tjBucket, ts int64) {
+	if bk.queued && bk.minLeft <= ts {
+		return
+	}
+	bk.queued, bk.minLeft = true, ts
+	heap.Push(&o.due, tjDue{at: ts, bk: bk})
+}
+
 func (o *temporalJoinOp) processWatermark(ctx context.Context, wm int64, out *outbox) error {
 	if wm <= o.wm {
 		return nil
 	}
 	o.wm = wm
 	t := o.cfg.leftTime
-	for key, bk := range o.pending {
+	for len(o.due) > 0 && o.due[0].at <= wm {
+		e := heap.Pop(&o.due).(tjDue)
+		bk := e.bk
+		if !bk.queued || bk.minLeft != e.at {
+			continue // stale
+		}
+		bk.queued = false
 		var due []types.Row
 		kept := bk.left[:0]
 		for _, r := range bk.left {
@@ -313,9 +358,6 @@ func (o *temporalJoinOp) processWatermark(ctx context.Context, wm int64, out *ou
 			} else {
 				kept = append(kept, r)
 			}
-		}
-		if len(due) == 0 {
-			continue
 		}
 		clear(bk.left[len(kept):])
 		bk.left = kept
@@ -347,9 +389,15 @@ func (o *temporalJoinOp) processWatermark(ctx context.Context, wm int64, out *ou
 			}
 		}
 		if len(bk.left) == 0 {
-			delete(o.pending, key)
+			delete(o.pending, bk.key)
 			o.dropIfEmpty(bk)
+			continue
 		}
+		first := bk.left[0][t].Int()
+		for _, r := range bk.left[1:] {
+			first = min(first, r[t].Int())
+		}
+		o.queue(bk, first)
 	}
 	for key, bk := range o.multi {
 		// Keep the versions after wm and the last one at or before it.
@@ -494,6 +542,9 @@ func (o *temporalJoinOp) restoreState(r stateReader) error {
 			o.rows += int64(len(bk.left) + len(bk.versions))
 			if len(bk.left) > 0 {
 				o.pending[bk.key] = bk
+				for _, r := range bk.left {
+					o.queue(bk, r[o.cfg.leftTime].Int())
+				}
 			}
 			if len(bk.versions) > 1 {
 				o.multi[bk.key] = bk
