@@ -67,7 +67,8 @@
 // only the rows that can still rank; over an updating one every row, so that a retracted
 // top row is replaced by the next. Its state is checkpointed per key group like the
 // group aggregate's. A WindowRank (window_rank.go) ranks the rows of each window when the
-// watermark that fired the window arrives, insert-only.
+// watermark that fired the window arrives (over a window table function: when the
+// watermark reaches the window's window_time), insert-only.
 //
 // # OVER aggregates and sessions
 //

@@ -58,7 +58,9 @@
 // input, RetractStrategy over an updating one) or, for ROW_NUMBER = 1 ordered by a time
 // attribute with the rank not selected, a Deduplicate (rank.go). Both are updating but
 // for keeping the first row by processing time. A Top-N partitioned by the window columns
-// of a window aggregate is a WindowRank, insert-only (window_rank.go). QUALIFY is planned
+// of a window aggregate or of an event-time window table function is a WindowRank,
+// insert-only, and ROW_NUMBER = 1 over the table function ordered by its time attribute
+// a WindowDeduplicate (window_rank.go). QUALIFY is planned
 // as the query without it in a subquery, filtered (over.go).
 //
 // Other OVER calls are OVER aggregates (over.go): a Calc, an OverAggregate that appends

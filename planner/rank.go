@@ -353,6 +353,9 @@ func (p *planner) planTopN(sel *parser.Select, env *cteEnv) (*relation, parser.E
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkBareSession(inner, from, false); err != nil { // session_window.go
+		return nil, nil, err
+	}
 	var where Expr
 	if inner.Where != nil {
 		if where, err = (&binder{scope: from.scope, clause: "WHERE"}).bind(inner.Where); err != nil {
