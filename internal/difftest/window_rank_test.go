@@ -25,6 +25,8 @@ var windowRankQueries = [][2]string{
 		`SELECT ws, k, v, id, rn FROM (SELECT time_bucket(INTERVAL 1 MINUTE, ts) AS ws, k, v, id, ROW_NUMBER() OVER (PARTITION BY time_bucket(INTERVAL 1 MINUTE, ts), k ORDER BY v DESC, id) AS rn FROM %s) WHERE rn <= 2`},
 	{`SELECT window_end, id, v FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '30' SECOND)) QUALIFY DENSE_RANK() OVER (PARTITION BY window_start, window_end ORDER BY v) <= 2`,
 		`SELECT we, id, v FROM (SELECT time_bucket(INTERVAL 30 SECOND, ts) + INTERVAL 30 SECOND AS we, id, v, DENSE_RANK() OVER (PARTITION BY time_bucket(INTERVAL 30 SECOND, ts) ORDER BY v NULLS FIRST) AS r FROM %s) WHERE r <= 2`},
+	{`SELECT window_end, id, v, r FROM (SELECT *, RANK() OVER (PARTITION BY window_start, window_end ORDER BY v DESC) AS r FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(ts), INTERVAL '30' SECOND, INTERVAL '1' MINUTE))) WHERE r <= 2`,
+		`SELECT we, id, v, r FROM (SELECT we, id, v, RANK() OVER (PARTITION BY we ORDER BY v DESC NULLS LAST) AS r FROM (SELECT time_bucket(INTERVAL 30 SECOND, ts) + INTERVAL 30 SECOND + INTERVAL (i * 30) SECOND AS we, id, v FROM %s, range(2) AS t(i))) WHERE r <= 2`},
 	// Window deduplication, keep-first and (QUALIFY) keep-last.
 	{`SELECT window_start, k, ts, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end, k ORDER BY ts) AS rn FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) WHERE rn = 1`,
 		`SELECT time_bucket(INTERVAL 1 MINUTE, ts), k, MIN(ts), 1 FROM %s GROUP BY 1, 2`},
