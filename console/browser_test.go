@@ -129,7 +129,14 @@ func TestBrowserConsole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/#/job/"+j.ID())); err != nil {
+	// The jobs list, and its link to the job's page.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/")); err != nil {
+		t.Fatal(err)
+	}
+	row := waitPage(t, ctx, "the job in the jobs list", `[...document.querySelectorAll('#jobs-table tbody tr')].map(r => r.dataset.job + ' ' + r.cells[1].textContent + ' ' + r.querySelector('.badge').textContent)`,
+		func(rows []string) bool { return len(rows) == 1 && rows[0] == j.ID()+" insert-into_per_minute RUNNING" })
+	t.Logf("jobs list: %q", row)
+	if err := chromedp.Do(ctx, chromedp.Click("#jobs-table tbody a")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -169,6 +176,12 @@ func TestBrowserConsole(t *testing.T) {
 	if agg, ok := kinds["WindowAggregate"]; !ok || agg.In != strconv.Itoa(total) {
 		t.Errorf("graph %+v: want a WindowAggregate that saw the %d records", nodes, total)
 	}
+
+	// The checkpoint table and the SQL.
+	waitPage(t, ctx, "completed checkpoints in the table", `[...document.querySelectorAll('#ckpt-table tbody tr')].map(r => r.cells[5].textContent)`,
+		func(rs []string) bool { return len(rs) > 0 && rs[0] == "completed" })
+	waitPage(t, ctx, "the job's SQL", `document.getElementById('sql').textContent`,
+		func(s string) bool { return strings.Contains(s, "COUNT(DISTINCT user_id)") && strings.Contains(s, "INSERT INTO per_minute") })
 
 	// More records while the page watches: the throughput chart draws them; the lag,
 	// watermark delay and checkpoint charts have points.
