@@ -300,26 +300,18 @@ func (d *cdcDecoder) debezium(v *fastjson.Value, data []byte, rows []types.Row, 
 		return rows, kinds, d.fail("", data, errors.New("the record has 'schema' and 'payload': set 'debezium-json.schema-include' = 'true'"))
 	}
 	op := string(rec.GetStringBytes("op"))
+	if op == "u" && isNull(rec.Get("before")) {
+		return rows, kinds, d.fail("before", data, ErrUpdateWithoutBefore)
+	}
 	n := len(rows)
-	var err error
-	switch op {
-	case "c", "r":
-		rows, kinds, err = d.appendImage(rows, kinds, rec, "after", data, connectors.Insert)
-	case "u":
-		if isNull(rec.Get("before")) {
-			return rows, kinds, d.fail("before", data, ErrUpdateWithoutBefore)
-		}
-		rows, kinds, err = d.appendImage(rows, kinds, rec, "before", data, connectors.UpdateBefore)
-		if err == nil {
-			rows, kinds, err = d.appendImage(rows, kinds, rec, "after", data, connectors.UpdateAfter)
-		}
-	case "d":
-		rows, kinds, err = d.appendImage(rows, kinds, rec, "before", data, connectors.Delete)
-	default:
-		return rows, kinds, d.fail("op", data, fmt.Errorf("unknown operation %q (want c, r, u or d)", op))
+	rows, kinds, known, err := appendDebeziumChange(rows, kinds, op, func(field string) (types.Row, error) {
+		return d.image(rec, field, data)
+	})
+	if !known {
+		return rows, kinds, d.fail("op", data, errUnknownDebeziumOp(op))
 	}
 	if err != nil {
-		return rows[:n], kinds[:n], err
+		return rows, kinds, err
 	}
 	for _, r := range rows[n:] {
 		if err := d.debeziumMeta(v, rec, r[d.width:]); err != nil {
@@ -327,6 +319,45 @@ func (d *cdcDecoder) debezium(v *fastjson.Value, data []byte, rows []types.Row, 
 		}
 	}
 	return rows, kinds, nil
+}
+
+// appendDebeziumChange appends the rows of a Debezium change of op with their kinds
+// (debezium-json and debezium-avro-confluent): c and r insert the after image, u
+// retracts the before image and adds the after image, d deletes the before image;
+// image reads the image of field 'before' or 'after'. known is false for another op.
+// On an error rows and kinds come back as they were.
+func appendDebeziumChange(rows []types.Row, kinds []connectors.RowKind, op string, image func(field string) (types.Row, error)) (_ []types.Row, _ []connectors.RowKind, known bool, err error) {
+	var fields []string
+	var ks []connectors.RowKind
+	switch op {
+	case "c", "r":
+		fields, ks = debeziumAfter, debeziumInsert
+	case "u":
+		fields, ks = debeziumBeforeAfter, debeziumUpdate
+	case "d":
+		fields, ks = debeziumBefore, debeziumDelete
+	default:
+		return rows, kinds, false, nil
+	}
+	n := len(rows)
+	for i, f := range fields {
+		row, err := image(f)
+		if err != nil {
+			return rows[:n], kinds[:n], true, err
+		}
+		rows, kinds = append(rows, row), append(kinds, ks[i])
+	}
+	return rows, kinds, true, nil
+}
+
+var (
+	debeziumAfter, debeziumBefore, debeziumBeforeAfter = []string{"after"}, []string{"before"}, []string{"before", "after"}
+	debeziumInsert, debeziumDelete                     = []connectors.RowKind{connectors.Insert}, []connectors.RowKind{connectors.Delete}
+	debeziumUpdate                                     = []connectors.RowKind{connectors.UpdateBefore, connectors.UpdateAfter}
+)
+
+func errUnknownDebeziumOp(op string) error {
+	return fmt.Errorf("unknown operation %q (want c, r, u or d)", op)
 }
 
 func (d *cdcDecoder) debeziumMeta(v, rec *fastjson.Value, dst types.Row) error {

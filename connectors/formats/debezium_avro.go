@@ -84,38 +84,23 @@ func (d *debeziumAvroDecoder) DecodeChanges(data []byte, rows []types.Row, kinds
 		copy(row, v.Elems())
 		return row, nil
 	}
-	switch op := d.env[2].Str(); op {
-	case "c", "r":
-		after, err := image("after", d.env[1])
-		if err != nil {
-			return rows, kinds, err
+	op := d.env[2].Str()
+	if op == "u" && d.env[0].IsNull() {
+		return rows, kinds, &DecodeError{Field: "before", Err: ErrUpdateWithoutBefore, Snippet: binarySnippet(data)}
+	}
+	rows, kinds, known, err := appendDebeziumChange(rows, kinds, op, func(field string) (types.Row, error) {
+		if field == "before" {
+			return image(field, d.env[0])
 		}
-		return append(rows, after), append(kinds, connectors.Insert), nil
-	case "u":
-		if d.env[0].IsNull() {
-			return rows, kinds, &DecodeError{Field: "before", Err: ErrUpdateWithoutBefore, Snippet: binarySnippet(data)}
-		}
-		before, err := image("before", d.env[0])
-		if err != nil {
-			return rows, kinds, err
-		}
-		after, err := image("after", d.env[1])
-		if err != nil {
-			return rows, kinds, err
-		}
-		return append(rows, before, after), append(kinds, connectors.UpdateBefore, connectors.UpdateAfter), nil
-	case "d":
-		before, err := image("before", d.env[0])
-		if err != nil {
-			return rows, kinds, err
-		}
-		return append(rows, before), append(kinds, connectors.Delete), nil
-	default:
+		return image(field, d.env[1])
+	})
+	if !known {
 		if d.env[2].IsNull() {
 			return rows, kinds, &DecodeError{Field: "op", Err: fmt.Errorf("missing: not a Debezium change event"), Snippet: binarySnippet(data)}
 		}
-		return rows, kinds, &DecodeError{Field: "op", Err: fmt.Errorf("unknown operation %q (want c, r, u or d)", op), Snippet: binarySnippet(data)}
+		return rows, kinds, &DecodeError{Field: "op", Err: errUnknownDebeziumOp(op), Snippet: binarySnippet(data)}
 	}
+	return rows, kinds, err
 }
 
 func init() { connectors.RegisterFormat(DebeziumAvroConfluentFormat) }
