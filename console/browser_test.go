@@ -181,7 +181,9 @@ func TestBrowserConsole(t *testing.T) {
 	waitPage(t, ctx, "completed checkpoints in the table", `[...document.querySelectorAll('#ckpt-table tbody tr')].map(r => r.cells[5].textContent)`,
 		func(rs []string) bool { return len(rs) > 0 && rs[0] == "completed" })
 	waitPage(t, ctx, "the job's SQL", `document.getElementById('sql').textContent`,
-		func(s string) bool { return strings.Contains(s, "COUNT(DISTINCT user_id)") && strings.Contains(s, "INSERT INTO per_minute") })
+		func(s string) bool {
+			return strings.Contains(s, "COUNT(DISTINCT user_id)") && strings.Contains(s, "INSERT INTO per_minute")
+		})
 
 	// More records while the page watches: the throughput chart draws them; the lag,
 	// watermark delay and checkpoint charts have points.
