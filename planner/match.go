@@ -437,6 +437,9 @@ func (nb *navBinder) rewrite(e parser.Expr, define bool) (parser.Expr, error) {
 			if err != nil {
 				return nil, err
 			}
+			if k := nb.in.cols[c].t.Kind; k == types.Decimal && (fn == AggSum || fn == AggAvg) {
+				return nil, errAt(x.At, ErrUnsupported, "unsupported: %s of a DECIMAL in MATCH_RECOGNIZE is not supported yet", x.Name)
+			}
 			t, err := aggResultType(fn, nb.in.cols[c].t)
 			if err != nil {
 				return nil, errAt(x.At, ErrTypeMismatch, "type mismatch: %s takes %s, got %s", x.Name, err, nb.in.cols[c].t)
