@@ -21,8 +21,8 @@ import (
 // which must agree.
 func BenchmarkMatchRecognize(b *testing.B) {
 	const (
-		total = 10_000_000
-		keys  = 1000
+		total  = 10_000_000
+		keys   = 1000
 		batchN = 1024
 	)
 	stmts, err := parser.ParseScript("bench.sql", `CREATE TABLE e (k BIGINT, v BIGINT, rt TIMESTAMP(3), WATERMARK FOR rt AS rt)
