@@ -456,7 +456,14 @@ func init() {
 			if err != nil {
 				return Kernel{}, err
 			}
+			lit := "" // a constant pattern's required literal: without it, no match
+			if c, ok := site.constant(1); ok && !c.IsNull() {
+				lit = requiredLiteral(c.Str())
+			}
 			extract := func(s, pat types.Value, group int64) (types.Value, error) {
+				if !mayMatch(s.Str(), lit) {
+					return types.NullValue, nil
+				}
 				r, ok := re(pat)
 				if !ok {
 					return types.NullValue, nil
