@@ -115,6 +115,7 @@ type matchPartition struct {
 	waiting []types.Row // not yet released, arrival order
 	seq     []types.Row // released, in order; seq[:start] is history for PREV
 	start   int
+	touched bool // in matchOp.touched
 }
 
 type matchOp struct {
@@ -131,6 +132,7 @@ type matchOp struct {
 	dirty   kgSet
 	keyBuf  []byte
 	ext     types.Row
+	touched []*matchPartition // processing time: the partitions of this batch
 }
 
 func newMatchOp(cfg *matchConfig, m *opMetrics) *matchOp {
@@ -151,7 +153,7 @@ func (o *matchOp) partition(key []byte, row types.Row) *matchPartition {
 	return p
 }
 
-func (o *matchOp) processBatch(_ context.Context, b batch, _ *outbox) error {
+func (o *matchOp) processBatch(ctx context.Context, b batch, out *outbox) error {
 	late, bad := 0, 0
 	lastLate := NoWatermark
 	t := o.cfg.timeCol
@@ -162,15 +164,35 @@ func (o *matchOp) processBatch(_ context.Context, b batch, _ *outbox) error {
 		switch ts := row[t]; {
 		case ts.IsNull():
 			bad++
-		case o.wm != NoWatermark && ts.Int() <= o.wm:
+		case !o.cfg.n.ProcTime && o.wm != NoWatermark && ts.Int() <= o.wm:
 			late++
 			lastLate = ts.Int()
+		case o.cfg.n.ProcTime:
+			// Processing time: rows match in arrival order, at once.
+			o.keyBuf = appendRowKey(o.keyBuf[:0], row, o.cfg.part)
+			p := o.partition(o.keyBuf, row)
+			p.seq = append(p.seq, row)
+			o.dirty.set(p.kg)
+			if !p.touched {
+				p.touched = true
+				o.touched = append(o.touched, p)
+			}
 		default:
 			o.keyBuf = appendRowKey(o.keyBuf[:0], row, o.cfg.part)
 			p := o.partition(o.keyBuf, row)
 			p.waiting = append(p.waiting, row)
 			o.waiting[p] = true
 			o.dirty.set(p.kg)
+		}
+	}
+	if len(o.touched) > 0 {
+		touched := o.touched
+		o.touched = o.touched[:0]
+		for _, p := range touched {
+			p.touched = false
+			if err := o.run(ctx, p, out); err != nil {
+				return err
+			}
 		}
 	}
 	o.m.late.add(late)
@@ -257,6 +279,9 @@ func (o *matchOp) finish(ctx context.Context, endOfInput bool, out *outbox) erro
 
 // outputWatermark holds the watermark below the earliest row a match may still start at.
 func (o *matchOp) outputWatermark(wm int64) int64 {
+	if o.cfg.n.ProcTime {
+		return wm // the output has no event time
+	}
 	t := o.cfg.timeCol
 	for _, p := range o.parts {
 		if p.start < len(p.seq) {

@@ -34,13 +34,20 @@ type bruteCase struct {
 }
 
 func bruteMatch(evs []overEvent, c bruteCase, pat *parser.Pattern) []string {
+	return bruteMatchIn(evs, c, pat, false)
+}
+
+// bruteMatchIn is bruteMatch over rows in arrival order when arrival is set.
+func bruteMatchIn(evs []overEvent, c bruteCase, pat *parser.Pattern, arrival bool) []string {
 	byKey := map[string][]overEvent{}
 	for _, e := range evs {
 		byKey[e.k] = append(byKey[e.k], e)
 	}
 	var out []string
 	for k, rows := range byKey {
-		slices.SortStableFunc(rows, func(a, b overEvent) int { return cmp.Compare(a.ts, b.ts) })
+		if !arrival {
+			slices.SortStableFunc(rows, func(a, b overEvent) int { return cmp.Compare(a.ts, b.ts) })
+		}
 		var gen func(n *parser.Pattern, start int, assign []string) [][]string
 		once := func(n *parser.Pattern, start int, assign []string) [][]string {
 			switch n.Kind {
@@ -424,5 +431,46 @@ func TestMatchRecognizeMeasures(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Fatalf("%d matches, want %d\ngot  %s\nwant %s", len(got), len(want), head(got), head(want))
+	}
+}
+
+// TestMatchRecognizeProcTime: ordered by a processing-time attribute, rows match in
+// arrival order (the files' order, out of event-time order) at once.
+func TestMatchRecognizeProcTime(t *testing.T) {
+	dir, evs := writeOverFixture(t, 1500, 1)
+	for _, c := range []bruteCase{matchCases[0], matchCases[2]} {
+		t.Run(c.name, func(t *testing.T) {
+			skip := c.skip
+			if c.skipVar != "" {
+				skip += " " + c.skipVar
+			}
+			q := fmt.Sprintf(`CREATE TABLE p (k STRING, v INT, ts BIGINT, id BIGINT, pt AS PROCTIME())
+  WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
+SELECT * FROM p MATCH_RECOGNIZE (PARTITION BY k ORDER BY pt
+  MEASURES FIRST(id) AS s, LAST(id) AS l, COUNT(*) AS n
+  AFTER MATCH SKIP %s PATTERN (%s) DEFINE %s) AS m;`, dir, skip, c.pattern, c.define)
+			stmts, err := parser.ParseScript("q.sql", q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := bruteMatchIn(evs, c, stmts[1].(*parser.QueryStatement).Query.Body.(*parser.Select).From.(*parser.MatchRecognize).Pattern, true)
+			var mu sync.Mutex
+			var got []string
+			j, err := NewJob(planSQL(t, q), Options{BatchSize: 16, Collect: func(kind connectors.RowKind, r types.Row) {
+				mu.Lock()
+				defer mu.Unlock()
+				got = append(got, fmt.Sprintf("%s|%s|%s|%s", r[0], r[1], r[2], r[3]))
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(got)
+			if len(want) < 3 || !slices.Equal(got, want) {
+				t.Fatalf("%d matches, want %d\ngot  %s\nwant %s", len(got), len(want), head(got), head(want))
+			}
+		})
 	}
 }

@@ -61,6 +61,7 @@ type Match struct {
 	Pattern     *parser.Pattern
 	After       parser.AfterMatch
 	Within      time.Duration // 0 without WITHIN
+	ProcTime    bool          // ordered by a processing-time attribute: rows match in arrival order, without waiting
 	Define      []MatchDefine // every variable of the pattern, in order of first appearance; a missing DEFINE is TRUE
 	Out         types.Schema
 }
@@ -182,13 +183,19 @@ func (p *planner) planMatchRecognize(x *parser.MatchRecognize, env *cteEnv) (*re
 		t := in.scope.cols[c].t
 		if i == 0 {
 			switch {
-			case t.TimeAttr == types.ProcTime:
-				return nil, errAt(o.At, ErrUnsupported, "unsupported: MATCH_RECOGNIZE ordered by a processing-time attribute is not supported yet: order by an event-time attribute")
+			case t.TimeAttr == types.ProcTime && !o.Desc:
+				m.ProcTime = true
 			case t.TimeAttr != types.RowTime || o.Desc:
 				return nil, errAt(o.At, ErrUnsupported, "unsupported: MATCH_RECOGNIZE must be ordered first by an ascending event-time attribute, and %s is %s", parser.Format(o.Expr), orderDesc(t, o.Desc))
 			}
 		}
+		if i > 0 && m.ProcTime {
+			return nil, errAt(o.At, ErrUnsupported, "unsupported: MATCH_RECOGNIZE ordered by processing time takes rows in arrival order: further ORDER BY keys are not supported")
+		}
 		m.OrderBy = append(m.OrderBy, SortKey{Col: c, Desc: o.Desc})
+	}
+	if x.Within != nil && m.ProcTime {
+		return nil, errAt(x.Within.Pos(), ErrUnsupported, "unsupported: WITHIN on a processing-time MATCH_RECOGNIZE is not supported yet")
 	}
 	if x.Within != nil {
 		d, _, err := intervalArg(x.Within, "WITHIN")
@@ -406,6 +413,9 @@ func (nb *navBinder) rewrite(e parser.Expr, define bool) (parser.Expr, error) {
 			}
 			if len(x.Args) > 0 {
 				return nil, errAt(x.At, ErrUnsupported, "unsupported: MATCH_ROWTIME takes no arguments")
+			}
+			if nb.m.ProcTime {
+				return nil, errAt(x.At, ErrUnsupported, "unsupported: MATCH_ROWTIME() in a MATCH_RECOGNIZE ordered by processing time (MATCH_PROCTIME is not supported yet)")
 			}
 			t := nb.in.cols[nb.timeCol].t
 			return nb.slot(MatchNav{Kind: NavRowtime, Col: -1, T: t}, x.Pos()), nil
