@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -472,5 +474,53 @@ SELECT * FROM p MATCH_RECOGNIZE (PARTITION BY k ORDER BY pt
 				t.Fatalf("%d matches, want %d\ngot  %s\nwant %s", len(got), len(want), head(got), head(want))
 			}
 		})
+	}
+}
+
+// TestMatchRecognizeFlinkExample: the example of Flink's MATCH_RECOGNIZE page (a period
+// of a falling price of one ticker) gives the row the page shows.
+func TestMatchRecognizeFlinkExample(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i, p := range []int{12, 17, 19, 21, 25, 18, 15, 14, 24, 25, 19} {
+		fmt.Fprintf(&b, `{"symbol":"ACME","rowtime":"2011-04-01 10:00:%02d.000","price":%d,"tax":1}`+"\n", i, p)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "t.json"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := fmt.Sprintf(`CREATE TABLE Ticker (symbol STRING, rowtime TIMESTAMP(3), price BIGINT, tax BIGINT,
+  WATERMARK FOR rowtime AS rowtime - INTERVAL '1' SECOND) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
+SELECT *
+FROM Ticker
+    MATCH_RECOGNIZE (
+        PARTITION BY symbol
+        ORDER BY rowtime
+        MEASURES
+            START_ROW.rowtime AS start_tstamp,
+            LAST(PRICE_DOWN.rowtime) AS bottom_tstamp,
+            LAST(PRICE_UP.rowtime) AS end_tstamp
+        ONE ROW PER MATCH
+        AFTER MATCH SKIP TO LAST PRICE_UP
+        PATTERN (START_ROW PRICE_DOWN+ PRICE_UP)
+        DEFINE
+            PRICE_DOWN AS
+                (LAST(PRICE_DOWN.price, 1) IS NULL AND PRICE_DOWN.price < START_ROW.price) OR
+                    PRICE_DOWN.price < LAST(PRICE_DOWN.price, 1),
+            PRICE_UP AS
+                PRICE_UP.price > LAST(PRICE_DOWN.price, 1)
+    ) MR;`, dir)
+	var got []string
+	j, err := NewJob(planSQL(t, q), Options{Collect: func(_ connectors.RowKind, r types.Row) {
+		got = append(got, fmt.Sprint(r))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"[ACME 2011-04-01 10:00:04.000 2011-04-01 10:00:07.000 2011-04-01 10:00:08.000]"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }
