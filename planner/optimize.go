@@ -440,6 +440,10 @@ func merge(n Node, keepNames bool) Node {
 		t := *x
 		t.Input = merge(x.Input, keepNames)
 		return &t
+	case *Match:
+		m := *x
+		m.Input = merge(x.Input, true) // match.go
+		return &m
 	case *Exchange:
 		e := *x
 		e.Input = merge(x.Input, false)
