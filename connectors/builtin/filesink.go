@@ -148,7 +148,11 @@ func newFileSink(cfg connectors.SinkConfig, clk connectors.Clock) (*fileSink, er
 	if err != nil {
 		return nil, err
 	}
-	s := &fileSink{table: cfg.Name, dir: filepath.Clean(cfg.Options[optPath]), schema: cfg.Input, json: f.Name == "json", clock: clk, log: cfg.Log,
+	dir, err := localPath(cfg.Options[optPath])
+	if err != nil {
+		return nil, tableError("filesystem", "sink", cfg.Name, err)
+	}
+	s := &fileSink{table: cfg.Name, dir: dir, schema: cfg.Input, json: f.Name == "json", clock: clk, log: cfg.Log,
 		open: map[string]*openPart{}, waiting: map[string]*pendingPartition{}, cpWM: map[uint64]int64{}, committed: map[string]bool{}, warned: map[string]bool{},
 		wm: minWatermark, fopts: fopts, bulk: f.Bulk}
 	if s.log == nil {

@@ -79,11 +79,40 @@ var filesystemFactory = &connectors.Factory{
 	},
 }
 
+// localPath returns the local file path of a filesystem table's 'path': a plain path, or
+// a file: URI as Flink jobs write them (file:///tmp/out, file:/tmp/out). Other schemes
+// (hdfs://, s3://, ...) are refused: pipesql reads and writes the local file system.
+func localPath(p string) (string, error) {
+	p = strings.TrimSpace(p)
+	scheme, rest, ok := strings.Cut(p, "://")
+	if !ok {
+		if r, isFile := strings.CutPrefix(p, "file:"); isFile {
+			return filepath.Clean(r), nil
+		}
+		return filepath.Clean(p), nil
+	}
+	if !strings.EqualFold(scheme, "file") || strings.ContainsAny(scheme, "/\\") {
+		return "", fmt.Errorf("%w: unsupported: the %s:// file system (the filesystem connector reads and writes local paths, or file:// URIs)", connectors.ErrInvalidOption, scheme)
+	}
+	if rest != "" && rest[0] != '/' {
+		// file://host/path: only the local host.
+		host, path, _ := strings.Cut(rest, "/")
+		if host != "localhost" {
+			return "", fmt.Errorf("%w: unsupported: file://%s/... names another host; write file:///path", connectors.ErrInvalidOption, host)
+		}
+		rest = "/" + path
+	}
+	return filepath.Clean(rest), nil
+}
+
 // validateFilesystem checks the options of a filesystem table together.
 func validateFilesystem(t connectors.TableInfo) error {
 	o := connectors.NewOptions(t.Name, t.Options, filesystemOptions)
 	if strings.TrimSpace(o.String(optPath)) == "" {
 		return &connectors.OptionError{Table: t.Name, Key: optPath, Err: fmt.Errorf("%w: must not be empty", connectors.ErrInvalidOption)}
+	}
+	if _, err := localPath(o.String(optPath)); err != nil {
+		return &connectors.OptionError{Table: t.Name, Key: optPath, Value: o.String(optPath), Err: err}
 	}
 	if _, _, err := o.MemorySize(optRollFileSize); err != nil {
 		return err
@@ -183,7 +212,11 @@ func newFileSource(cfg connectors.SourceConfig, clk connectors.Clock) (*fileSour
 	if s.log == nil {
 		s.log = discardLogger{}
 	}
-	s.root = filepath.Clean(cfg.Options[optPath])
+	root, err := localPath(cfg.Options[optPath])
+	if err != nil {
+		return nil, tableError("filesystem", "source", cfg.Name, err)
+	}
+	s.root = root
 	if d, set, _ := connectors.NewOptions(cfg.Name, cfg.Options, filesystemOptions).Duration(optMonitorInterval); set {
 		s.monitor = d
 	}
