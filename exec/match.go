@@ -132,12 +132,13 @@ type matchOp struct {
 	dirty   kgSet
 	keyBuf  []byte
 	ext     types.Row
-	touched []*matchPartition // processing time: the partitions of this batch
+	touched []*matchPartition        // processing time: the partitions of this batch
+	pending map[*matchPartition]bool // partitions with released rows a match may still start at
 }
 
 func newMatchOp(cfg *matchConfig, m *opMetrics) *matchOp {
 	return &matchOp{cfg: cfg, m: m, wm: NoWatermark, parts: map[string]*matchPartition{},
-		waiting: map[*matchPartition]bool{}, written: map[uint16]uint64{}}
+		waiting: map[*matchPartition]bool{}, written: map[uint16]uint64{}, pending: map[*matchPartition]bool{}}
 }
 
 func (o *matchOp) partition(key []byte, row types.Row) *matchPartition {
@@ -261,11 +262,9 @@ func (o *matchOp) finish(ctx context.Context, endOfInput bool, out *outbox) erro
 			return err
 		}
 		// A partition released at an earlier watermark may wait on rows that never came.
-		keys := make([]string, 0, len(o.parts))
-		for k, p := range o.parts {
-			if p.start < len(p.seq) {
-				keys = append(keys, k)
-			}
+		keys := make([]string, 0, len(o.pending))
+		for p := range o.pending {
+			keys = append(keys, p.key)
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
@@ -283,10 +282,8 @@ func (o *matchOp) outputWatermark(wm int64) int64 {
 		return wm // the output has no event time
 	}
 	t := o.cfg.timeCol
-	for _, p := range o.parts {
-		if p.start < len(p.seq) {
-			wm = min(wm, p.seq[p.start][t].Int()-1)
-		}
+	for p := range o.pending {
+		wm = min(wm, p.seq[p.start][t].Int()-1)
 	}
 	return wm
 }
@@ -316,6 +313,11 @@ func (o *matchOp) run(ctx context.Context, p *matchPartition, out *outbox) error
 	if drop := p.start - o.cfg.history; drop > 0 {
 		p.seq = slices.Delete(p.seq, 0, drop)
 		p.start -= drop
+	}
+	if p.start < len(p.seq) {
+		o.pending[p] = true
+	} else {
+		delete(o.pending, p)
 	}
 	if len(p.seq) == p.start && len(p.waiting) == 0 && o.cfg.history == 0 {
 		delete(o.parts, p.key)
@@ -655,6 +657,7 @@ func (o *matchOp) restoreState(r stateReader) error {
 	o.parts = map[string]*matchPartition{}
 	o.byKG = [keyGroups]map[string]*matchPartition{}
 	o.waiting = map[*matchPartition]bool{}
+	o.pending = map[*matchPartition]bool{}
 	o.written = map[uint16]uint64{}
 	o.wm = NoWatermark
 	err := r.Scan(func(key string, value []byte) error {
@@ -719,6 +722,9 @@ func (o *matchOp) restoreKeyGroup(kg uint16, value []byte) error {
 		o.byKG[kg][p.key] = p
 		if len(p.waiting) > 0 {
 			o.waiting[p] = true
+		}
+		if p.start < len(p.seq) {
+			o.pending[p] = true
 		}
 	}
 	return d.finish()
