@@ -134,6 +134,7 @@ type matchOp struct {
 	ext     types.Row
 	touched []*matchPartition        // processing time: the partitions of this batch
 	pending map[*matchPartition]bool // partitions with released rows a match may still start at
+	search  matchSearch              // reused by run
 }
 
 func newMatchOp(cfg *matchConfig, m *opMetrics) *matchOp {
@@ -225,20 +226,21 @@ func (o *matchOp) processWatermark(ctx context.Context, wm int64, out *outbox) e
 	t := o.cfg.timeCol
 	var ready []*matchPartition
 	for p := range o.waiting {
-		var due, rest []types.Row
+		n0 := len(p.seq)
+		rest := p.waiting[:0] // filtered in place
 		for _, r := range p.waiting {
 			if r[t].Int() <= wm {
-				due = append(due, r)
+				p.seq = append(p.seq, r)
 			} else {
 				rest = append(rest, r)
 			}
 		}
-		if len(due) == 0 {
+		clear(p.waiting[len(rest):])
+		p.waiting = rest
+		if len(p.seq) == n0 {
 			continue
 		}
-		slices.SortStableFunc(due, o.compare)
-		p.seq = append(p.seq, due...)
-		p.waiting = rest
+		slices.SortStableFunc(p.seq[n0:], o.compare)
 		if len(rest) == 0 {
 			delete(o.waiting, p)
 		}
@@ -290,8 +292,9 @@ func (o *matchOp) outputWatermark(wm int64) int64 {
 
 // run searches p's released rows for matches from p.start on.
 func (o *matchOp) run(ctx context.Context, p *matchPartition, out *outbox) error {
+	s := &o.search
 	for p.start < len(p.seq) {
-		s := &matchSearch{op: o, p: p, start: p.start}
+		*s = matchSearch{op: o, p: p, start: p.start, assign: s.assign[:0]}
 		res := s.find()
 		if res == matchWait {
 			break
