@@ -296,6 +296,9 @@ func (o *matchOp) run(ctx context.Context, p *matchPartition, out *outbox) error
 	for p.start < len(p.seq) {
 		*s = matchSearch{op: o, p: p, start: p.start, assign: s.assign[:0]}
 		res := s.find()
+		if s.err != nil {
+			return s.err
+		}
 		if res == matchWait {
 			break
 		}
@@ -389,7 +392,13 @@ type matchSearch struct {
 	assign []string // the variable of each row from start on, for the path being tried
 	end    int      // one past the match's last row
 	wait   bool
+	steps  int   // rows tried, bounded by matchStepLimit
+	err    error // the search gave up
 }
+
+// matchStepLimit bounds the rows one search tries: nested quantifiers such as (A+)+
+// can backtrack exponentially over a run of rows that ends in a failure.
+var matchStepLimit = 10_000_000
 
 func (s *matchSearch) find() matchResult {
 	found := s.node(s.op.cfg.pattern, s.start, func(pos int) bool {
@@ -474,6 +483,11 @@ func (s *matchSearch) variable(v string, pos int, k func(int) bool) bool {
 		if !s.op.ended && !(cfg.within > 0 && s.op.wm != MaxWatermark && s.op.wm-seq[s.start][cfg.timeCol].Int() >= cfg.within) {
 			s.wait = true
 		}
+		return false
+	}
+	if s.steps++; s.steps > matchStepLimit {
+		s.err = fmt.Errorf("MATCH_RECOGNIZE: the pattern tried more than %d rows to match from one row (nested quantifiers such as (A+)+ backtrack exponentially): simplify the pattern or bound it with WITHIN", matchStepLimit)
+		s.wait = true // unwinds the search
 		return false
 	}
 	row := seq[pos]

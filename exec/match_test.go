@@ -524,3 +524,32 @@ FROM Ticker
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// TestMatchRecognizeStepLimit: a pattern that backtracks exponentially fails the job with
+// an error that says so, rather than running for ever.
+func TestMatchRecognizeStepLimit(t *testing.T) {
+	defer func(n int) { matchStepLimit = n }(matchStepLimit)
+	matchStepLimit = 100_000 // the fixture needs 2^58
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 60 {
+		v := 1
+		if i == 59 {
+			v = 9
+		}
+		fmt.Fprintf(&b, `{"k":"a","v":%d,"ts":%d,"id":%d}`+"\n", v, 1_700_000_000_000+int64(i)*1000, i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "e.json"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := overDDL(dir) + `SELECT * FROM e MATCH_RECOGNIZE (PARTITION BY k ORDER BY rt MEASURES COUNT(*) AS n
+  PATTERN ((A+)+ B) DEFINE A AS A.v = 1, B AS B.v = 2) AS m;`
+	j, err := NewJob(planSQL(t, q), Options{Collect: func(connectors.RowKind, types.Row) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = j.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "backtrack exponentially") {
+		t.Fatalf("got %v, want the step limit's error", err)
+	}
+}
