@@ -61,7 +61,7 @@ func TestJDBCDAUCrashes(t *testing.T) {
 	// The fast set kills twice; -tags soak five times, as the issue asks.
 	n, rounds := 1_000_000, 2
 	if soak {
-		n, rounds = 2_000_000, 5
+		n, rounds = 10_000_000, 5
 	}
 	pg := pgtest.Start(t)
 	pg.Exec(t, `CREATE TABLE dau (day text, app text, dau bigint, events bigint, PRIMARY KEY (day, app))`)
