@@ -59,9 +59,9 @@ func readDAUTable(t *testing.T, pg *pgtest.Server) map[dauKey][2]int64 {
 // replayed after each kill upsert the same rows again.
 func TestJDBCDAUCrashes(t *testing.T) {
 	// The fast set kills twice; -tags soak five times, as the issue asks.
-	n, rounds := 1_000_000, 2
+	n, rounds := 4_000_000, 2
 	if soak {
-		n, rounds = 10_000_000, 5
+		n, rounds = 16_000_000, 5
 	}
 	pg := pgtest.Start(t)
 	pg.Exec(t, `CREATE TABLE dau (day text, app text, dau bigint, events bigint, PRIMARY KEY (day, app))`)
