@@ -11,6 +11,7 @@ import (
 
 	"github.com/bufbuild/protocompile"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry"
+	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/rest"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pipesql/pipesql/connectors"
@@ -186,6 +187,7 @@ func messageIndexes(md protoreflect.MessageDescriptor) []int {
 
 type protobufConfluentDecoder struct {
 	cfg    protobufConfig
+	url    string // the registry's, for messages
 	cols   []connectors.ProducedColumn
 	client schemaregistry.Client
 	byID   map[string]*pbWriter // by schema id and message indexes
@@ -223,7 +225,7 @@ func NewProtobufConfluentDecoder(cols []connectors.ProducedColumn, opts map[stri
 	if err != nil {
 		return nil, err
 	}
-	return &protobufConfluentDecoder{cfg: cfg, cols: cols, client: cl, byID: map[string]*pbWriter{}}, nil
+	return &protobufConfluentDecoder{cfg: cfg, url: rc.url, cols: cols, client: cl, byID: map[string]*pbWriter{}}, nil
 }
 
 func (d *protobufConfluentDecoder) fail(data []byte, err error) error {
@@ -248,8 +250,9 @@ func (d *protobufConfluentDecoder) Decode(data []byte, dst types.Row) error {
 	if !ok {
 		dec, err := d.decoderFor(id, idx)
 		if err != nil && errors.Is(err, ErrRegistryUnavailable) {
-			// not remembered: the registry may answer, or have the schema, later
-			return d.fail(data, fmt.Errorf("schema id %d: %w", id, err))
+			// Not remembered, and not a bad record (ignore-parse-errors must not skip
+			// records while the registry is down): the registry may answer later.
+			return fmt.Errorf("schema id %d: %w", id, err)
 		}
 		w = &pbWriter{dec: dec, err: err}
 		d.byID[string(key)] = w
@@ -263,8 +266,11 @@ func (d *protobufConfluentDecoder) Decode(data []byte, dst types.Row) error {
 func (d *protobufConfluentDecoder) decoderFor(id int, idx []int) (*protobufDecoder, error) {
 	info, err := d.client.GetBySubjectAndID("", id)
 	if err != nil {
-		// not cached as bad: the registry may be back, or the schema registered, later
-		return nil, fmt.Errorf("%w: %v", ErrRegistryUnavailable, err)
+		var re *rest.Error
+		if errors.As(err, &re) && re.Code == 40403 {
+			return nil, fmt.Errorf("not in the schema registry at %s", d.url)
+		}
+		return nil, fmt.Errorf("%w: %s: %v", ErrRegistryUnavailable, d.url, err)
 	}
 	if info.SchemaType != "PROTOBUF" {
 		t := info.SchemaType

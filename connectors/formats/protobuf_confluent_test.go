@@ -230,7 +230,7 @@ func TestProtobufConfluentBadRecords(t *testing.T) {
 	}{
 		{"json", []byte(`{"id":1}`), "does not start with Confluent's magic byte 0 but 0x7b"},
 		{"short", []byte{0, 0, 1}, "too short for Confluent's wire format"},
-		{"unknown-id", []byte{0, 0, 0, 3, 0xe7, 0, 8, 1}, "schema id 999: "},
+		{"unknown-id", []byte{0, 0, 0, 3, 0xe7, 0, 8, 1}, "schema id 999: not in the schema registry at " + reg.URL},
 		{"avro-schema", []byte{0, 0, 0, 0, byte(avroID), 0, 8, 1}, "the registry's schema is AVRO, not PROTOBUF"},
 	}
 	for _, c := range cases {
@@ -247,6 +247,30 @@ func TestProtobufConfluentBadRecords(t *testing.T) {
 				t.Errorf("%s: ignore-parse-errors %s, skipped %v", c.name, ignore, errors.Is(err, connectors.ErrSkipped))
 			}
 		}
+	}
+	// An unknown id is asked for once and remembered.
+	dec, err := NewProtobufConfluentDecoder(columnsOf(orderSchema[:1]), map[string]string{AvroConfluentURL: reg.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := []byte{0, 0, 0, 3, 0xe6, 0, 8, 1}
+	before := reg.Requests("GET /schemas/ids/{id}")
+	for range 3 {
+		if err := dec.Decode(unknown, make(types.Row, 1)); !errors.Is(err, ErrBadRecord) {
+			t.Errorf("unknown id 998: %v", err)
+		}
+	}
+	if n := reg.Requests("GET /schemas/ids/{id}") - before; n != 1 {
+		t.Errorf("unknown id decoded 3 times: %d registry requests, want 1", n)
+	}
+	// An unreachable registry is not a bad record: ignore-parse-errors must not skip
+	// records while it is down.
+	down, err := NewProtobufConfluentDecoder(columnsOf(orderSchema[:1]), map[string]string{AvroConfluentURL: "http://127.0.0.1:1", ProtobufIgnoreParseErrors: "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := down.Decode([]byte{0, 0, 0, 0, 1, 0, 8, 1}, make(types.Row, 1)); !errors.Is(err, ErrRegistryUnavailable) || errors.Is(err, connectors.ErrSkipped) || errors.Is(err, ErrBadRecord) {
+		t.Errorf("registry down: %v, want ErrRegistryUnavailable, not skipped", err)
 	}
 	if _, err := NewProtobufConfluentEncoder(orderSchema[:1], map[string]string{AvroConfluentURL: reg.URL}); err == nil ||
 		!strings.Contains(err.Error(), "protobuf-confluent.subject") {
