@@ -151,6 +151,49 @@ func timeBounds(c Expr, s *scope, lw int) ([]timeBound, bool) {
 	return nil, false
 }
 
+// oneSidedByColumn reports whether conds bound the distance between both sides' time
+// attributes in one direction only while a comparison bounds a time attribute of one side
+// by a column of the other that is no time attribute, as Nexmark's q4 and q9 do with
+// B.dateTime BETWEEN A.dateTime AND A.expires. Flink plans that as a regular Join (an
+// interval join needs both bounds between time attributes), and so does pipesql; one
+// bound alone is refused instead, saying which bound is missing.
+func oneSidedByColumn(conds []Expr, s *scope, lw int) bool {
+	var lower, upper, byColumn bool
+	for _, c := range conds {
+		halves := []Expr{c}
+		if call, ok := c.(*Call); ok && call.Func == "BETWEEN" && len(call.Args) == 3 {
+			halves = []Expr{&Call{Func: ">=", Args: []Expr{call.Args[0], call.Args[1]}, T: call.T},
+				&Call{Func: "<=", Args: []Expr{call.Args[0], call.Args[2]}, T: call.T}}
+		}
+		for _, h := range halves {
+			if bs, ok := timeBounds(h, s, lw); ok {
+				for _, b := range bs {
+					lower = lower || b.op != "<" && b.op != "<="
+					upper = upper || b.op != ">" && b.op != ">="
+				}
+				continue
+			}
+			byColumn = byColumn || timeByColumn(h, s, lw)
+		}
+	}
+	return lower != upper && byColumn
+}
+
+// timeByColumn reports whether c compares a time attribute of one side with a column
+// (plus a constant interval) of the other side that is not a time attribute.
+func timeByColumn(c Expr, s *scope, lw int) bool {
+	call, ok := c.(*Call)
+	if !ok || len(call.Args) != 2 || call.Func != "<" && call.Func != "<=" && call.Func != ">" && call.Func != ">=" {
+		return false
+	}
+	ca, _, ok1 := linearTime(call.Args[0])
+	cb, _, ok2 := linearTime(call.Args[1])
+	if !ok1 || !ok2 || (ca < lw) == (cb < lw) {
+		return false
+	}
+	return (s.cols[ca].t.TimeAttr == types.NoTimeAttr) != (s.cols[cb].t.TimeAttr == types.NoTimeAttr)
+}
+
 // colName is column i of s as written with its qualifier (o.order_time).
 func colName(s *scope, i int) string {
 	c := s.cols[i]

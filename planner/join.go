@@ -23,9 +23,11 @@ import (
 // type of each column (Flink's least restrictive type); UNION is SELECT DISTINCT over it.
 //
 // A condition over both sides' time attributes makes an interval join (interval_join.go);
-// IN (SELECT ...) and [NOT] EXISTS in WHERE make semi and anti joins (semi_join.go). The
-// other multi-input forms are refused with their position: joins without an equality
-// (CROSS JOIN, a FROM list), a window table function joined with a plain input.
+// IN (SELECT ...) and [NOT] EXISTS in WHERE make semi and anti joins (semi_join.go); a
+// list of tables in FROM or a CROSS JOIN takes its condition from WHERE (cross_join.go).
+// The other multi-input forms are refused with their position: joins without an equality
+// (a cross join whose WHERE equates no columns of its sides), a window table function
+// joined with a plain input.
 
 func (p *planner) planJoin(x *parser.Join, env *cteEnv) (*relation, error) {
 	var typ JoinType
@@ -39,7 +41,7 @@ func (p *planner) planJoin(x *parser.Join, env *cteEnv) (*relation, error) {
 	case "FULL":
 		typ = FullOuterJoin
 	case "CROSS":
-		return nil, errAt(x.Right.Pos(), ErrUnsupported, "unsupported: CROSS JOIN or a list of tables in FROM (pipesql runs equi-joins: write JOIN ... ON a.k = b.k)")
+		return nil, errAt(x.Right.Pos(), ErrUnsupported, "unsupported: a cross join: no condition in WHERE equates a column of this table with one of the tables before it (Flink runs a cross join on a single task; pipesql runs equi-joins: add a.k = b.k to WHERE, or write JOIN ... ON a.k = b.k)")
 	default:
 		return nil, errAt(x.At, ErrUnsupported, "unsupported: %s JOIN", x.Kind)
 	}
@@ -91,6 +93,9 @@ func (p *planner) planJoin(x *parser.Join, env *cteEnv) (*relation, error) {
 			continue
 		}
 		rest = and(rest, c)
+	}
+	if len(timeConds) > 0 && oneSidedByColumn(splitAnd(cond), in, lw) {
+		timeConds = nil // a regular join, as Flink plans it (interval_join.go)
 	}
 	if len(timeConds) > 0 {
 		for _, side := range []struct {

@@ -170,6 +170,10 @@ func (p *planner) planSelect(sel *parser.Select, env *cteEnv) (*relation, error)
 	if err := resolveWindows(sel); err != nil { // over.go
 		return nil, err
 	}
+	sel, err := p.withJoinWhere(sel, env) // cross_join.go
+	if err != nil {
+		return nil, err
+	}
 	if sel.Qualify != nil {
 		return p.planQualify(sel, env) // over.go
 	}

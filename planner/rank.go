@@ -349,6 +349,10 @@ func (p *planner) planTopN(sel *parser.Select, env *cteEnv) (*relation, parser.E
 		}
 	}
 
+	inner, err := p.withJoinWhere(inner, src.env) // cross_join.go
+	if err != nil {
+		return nil, nil, err
+	}
 	from, err := p.planFrom(inner.From, src.env)
 	if err != nil {
 		return nil, nil, err

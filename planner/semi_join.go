@@ -202,6 +202,10 @@ func (p *planner) planExists(from *relation, x *parser.SubqueryExpr, anti bool, 
 			return nil, errAt(it.At, ErrUnsupported, "unsupported: %s over an aggregate", what)
 		}
 	}
+	sel, err := p.withJoinWhere(sel, env) // cross_join.go
+	if err != nil {
+		return nil, err
+	}
 	inner, err := p.planFrom(sel.From, env)
 	if err != nil {
 		return nil, err
