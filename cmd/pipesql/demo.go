@@ -97,6 +97,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		if pg, perr = demo.ConnectPostgres(ctx, *postgres); perr != nil {
 			pgNote = "PostgreSQL not reachable (" + perr.Error() + "): the DAU goes to Kafka only"
 		} else {
+			defer pg.Close()
 			more, perr := r.ParseText("postgres variant", pg.Statements())
 			if perr != nil {
 				fmt.Fprintf(stderr, "pipesql demo: %v\n", perr)

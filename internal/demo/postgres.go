@@ -15,7 +15,8 @@ import (
 type Postgres struct {
 	// JDBCURL is the 'url' of the demo's jdbc table.
 	JDBCURL string
-	conn    string // the same as a libpq URL, for the viewer
+	url     string    // the same as a libpq URL, for the viewer
+	conn    *pgx.Conn // the viewer's connection, nil until (re)connected
 }
 
 // Table is the PostgreSQL table the demo upserts the DAU into.
@@ -52,11 +53,11 @@ func ConnectPostgres(ctx context.Context, jdbcURL string) (*Postgres, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close(context.Background())
 	if _, err := conn.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+PostgresTable+" (day text, app text, dau bigint, PRIMARY KEY (day, app))"); err != nil {
+		conn.Close(context.Background())
 		return nil, err
 	}
-	return &Postgres{JDBCURL: jdbcURL, conn: u.String()}, nil
+	return &Postgres{JDBCURL: jdbcURL, url: u.String(), conn: conn}, nil
 }
 
 // Statements are the demo job's extra statements: the jdbc table and the DAU query
@@ -73,20 +74,31 @@ GROUP BY window_start, window_end, app;
 }
 
 // Rows counts the rows of the demo's table and returns its latest day, "" when empty.
+// It keeps one connection open across calls (the screen asks every second), and opens
+// a new one after a failure.
 func (p *Postgres) Rows(ctx context.Context) (n int64, latest string, err error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, p.conn)
-	if err != nil {
-		return 0, "", err
+	if p.conn == nil {
+		if p.conn, err = pgx.Connect(ctx, p.url); err != nil {
+			return 0, "", err
+		}
 	}
-	defer conn.Close(context.Background())
 	var day *string
-	if err := conn.QueryRow(ctx, "SELECT count(*), max(day) FROM "+PostgresTable).Scan(&n, &day); err != nil {
+	if err := p.conn.QueryRow(ctx, "SELECT count(*), max(day) FROM "+PostgresTable).Scan(&n, &day); err != nil {
+		p.Close()
 		return 0, "", err
 	}
 	if day != nil {
 		latest = *day
 	}
 	return n, latest, nil
+}
+
+// Close closes the viewer's connection.
+func (p *Postgres) Close() {
+	if p.conn != nil {
+		p.conn.Close(context.Background())
+		p.conn = nil
+	}
 }
