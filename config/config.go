@@ -339,3 +339,17 @@ func timeZone(v string) error {
 	_, err := LoadTimeZone(v)
 	return err
 }
+
+// haType accepts Flink's NONE and refuses the high-availability services pipesql does
+// not have, so that a job file written for a Flink HA cluster does not run believing
+// it has one.
+func haType(v string) error {
+	switch t := strings.ToUpper(strings.TrimSpace(v)); t {
+	case "NONE":
+		return nil
+	case "ZOOKEEPER", "KUBERNETES":
+		return fmt.Errorf("pipesql has no %s high availability: a job runs in one process and resumes from its latest checkpoint when it is started again (by systemd, a Kubernetes Deployment ...); set NONE or remove the setting (high availability on Kafka is not built yet)", strings.ToLower(t))
+	default:
+		return fmt.Errorf("expected NONE (pipesql runs a job in one process; high availability on Kafka is not built yet)")
+	}
+}

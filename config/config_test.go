@@ -29,6 +29,11 @@ func TestValidate(t *testing.T) {
 		{"table.exec.state.ttl", "1 h", nil, ""},
 		{"table.exec.state.ttl", "an hour", ErrInvalidValue, ""},
 		{"execution.runtime-mode", "batch", nil, "always runs in streaming mode"},
+		// High availability: NONE is accepted; the services pipesql lacks are refused.
+		{"high-availability.type", "NONE", nil, "has no effect in pipesql: a job runs in one process"},
+		{"high-availability", "zookeeper", ErrInvalidValue, "pipesql has no zookeeper high availability: a job runs in one process"},
+		{"high-availability.type", "KUBERNETES", ErrInvalidValue, "pipesql has no kubernetes high availability"},
+		{"high-availability.type", "org.example.MyHAFactory", ErrInvalidValue, "expected NONE"},
 		// Typos of declared keys fail, naming the key.
 		{"table.local-timezone", "UTC", ErrUnknownKey, "unknown setting 'table.local-timezone': did you mean 'table.local-time-zone'?"},
 		{"execution.checkpointing.intervall", "10 s", ErrUnknownKey, "did you mean 'execution.checkpointing.interval'?"},

@@ -171,6 +171,8 @@ var keys = []Key{
 	{Name: "execution.buffer-timeout.interval", Type: Duration, NoEffect: oneProcess},
 	{Name: "execution.target", Type: String, NoEffect: noCluster},
 	{Name: "execution.attached", Type: Bool, NoEffect: noCluster},
+	{Name: "high-availability.type", Aliases: []string{"high-availability"}, Type: String, Default: "NONE", Check: haType,
+		NoEffect: "a job runs in one process, which resumes from its latest checkpoint when started again; `ZOOKEEPER` and `KUBERNETES` are refused (high availability on Kafka is not built yet)"},
 	{Name: "parallelism.default", Type: Int, Default: "1", NoEffect: oneProcess},
 	{Name: "table.exec.resource.default-parallelism", Type: Int, Default: "-1", NoEffect: oneProcess},
 	{Name: "pipeline.max-parallelism", Type: Int, NoEffect: oneProcess},
