@@ -151,7 +151,7 @@ var auditCases = []auditCase{
 	{name: "QUALIFY", fields: []string{"Select.Qualify"}, sql: `SELECT app, n FROM clicks QUALIFY ROW_NUMBER() OVER (PARTITION BY app ORDER BY n DESC) <= 3`,
 		want: "rankRange=[rankStart=1, rankEnd=3]"},
 	{name: "GROUPING SETS", sql: `SELECT app, COUNT(*) FROM clicks GROUP BY GROUPING SETS ((app), ())`, want: "Expand(projects=[{$g0, 0 AS $e}, {null AS $g0, 1 AS $e}])"},
-	{name: "ROLLUP on a window aggregate", sql: `SELECT app, COUNT(*) FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, ROLLUP(app)`, err: "1:101"},
+	{name: "ROLLUP on a window aggregate", sql: `SELECT app, COUNT(*) FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY window_start, window_end, ROLLUP(app)`, want: "WindowAggregate(window=[TUMBLE(rowtime=[ts], size=[1 min])], groupBy=[$g0, $e]"},
 	{name: "temporal join", fields: []string{"TableName.AsOf"}, sql: `SELECT a.app FROM clicks a JOIN clicks FOR SYSTEM_TIME AS OF a.ts AS b ON a.app = b.app`, err: "1:33"},
 	{name: "FOR SYSTEM_TIME AS OF outside a join", sql: `SELECT app FROM clicks FOR SYSTEM_TIME AS OF ts`, err: "1:46"},
 

@@ -130,7 +130,10 @@ func groupingSets(groupBy []parser.Expr) ([][]parser.Expr, error) {
 	return sets, nil
 }
 
-// planGroupingSets plans a query whose GROUP BY has grouping sets.
+// planGroupingSets plans a query whose GROUP BY has grouping sets. Over a window table
+// function grouped by window_start, window_end (in every set, as Flink requires), the
+// Expand reads the window function's input and a WindowAggregate keyed by the keys and
+// $e runs over it, so each window emits one row per group of each set, once.
 func (p *planner) planGroupingSets(sel *parser.Select, env *cteEnv) (*relation, error) {
 	if sel.From == nil {
 		return nil, errAt(sel.At, ErrUnsupported, "unsupported: GROUPING SETS without FROM")
@@ -138,9 +141,6 @@ func (p *planner) planGroupingSets(sel *parser.Select, env *cteEnv) (*relation, 
 	from, err := p.planFrom(sel.From, env)
 	if err != nil {
 		return nil, err
-	}
-	if from.tvf != nil {
-		return nil, errAt(sel.GroupBy[0].Pos(), ErrUnsupported, "unsupported: GROUPING SETS, ROLLUP and CUBE on window aggregates")
 	}
 	var where Expr
 	if sel.Where != nil {
@@ -155,12 +155,13 @@ func (p *planner) planGroupingSets(sel *parser.Select, env *cteEnv) (*relation, 
 	if err != nil {
 		return nil, err
 	}
-	// The keys: every expression of a set, once, by its text.
+	// The keys: every expression of a set, once, by its text; the window columns of a
+	// window table function apart.
 	gb := &binder{scope: from.scope, clause: "GROUP BY"}
-	var keyAST []parser.Expr
 	var keys []Expr
 	keyIdx := map[string]int{}
-	for _, set := range sets {
+	setWin := make([][]parser.Expr, len(sets)) // per set, its window columns
+	for s, set := range sets {
 		for _, e := range set {
 			if hasGroupingSets([]parser.Expr{e}) {
 				return nil, errAt(e.Pos(), ErrUnsupported, "unsupported: ROLLUP, CUBE or GROUPING SETS inside another")
@@ -169,9 +170,12 @@ func (p *planner) planGroupingSets(sel *parser.Select, env *cteEnv) (*relation, 
 			if err != nil {
 				return nil, err
 			}
+			if c, ok := x.(*ColumnRef); ok && from.tvf != nil && from.scope.cols[c.Index].tvf == from.tvf.win {
+				setWin[s] = append(setWin[s], e)
+				continue
+			}
 			if _, ok := keyIdx[parser.Format(e)]; !ok {
 				keyIdx[parser.Format(e)] = len(keys)
-				keyAST = append(keyAST, e)
 				keys = append(keys, x)
 			}
 		}
@@ -179,13 +183,32 @@ func (p *planner) planGroupingSets(sel *parser.Select, env *cteEnv) (*relation, 
 	if len(keys) > 62 {
 		return nil, errAt(sel.GroupBy[0].Pos(), ErrUnsupported, "unsupported: more than 62 grouping keys")
 	}
+	win, err := groupingSetsWindow(sel, from, sets, setWin)
+	if err != nil {
+		return nil, err
+	}
+	base := from // what the Expand reads
+	if win != nil {
+		base = from.tvf.input
+		used := make([]bool, len(from.scope.cols))
+		for _, e := range append([]Expr{where}, keys...) {
+			if e != nil {
+				markUsed(e, used)
+			}
+		}
+		for i := len(base.scope.cols); i < len(used); i++ {
+			if used[i] {
+				return nil, errAt(sel.At, ErrUnsupported, "unsupported: %s used in WHERE or the grouping keys of a window aggregation", from.scope.cols[i].name)
+			}
+		}
+	}
 	items, err := expandItems(sel.Items, from.scope)
 	if err != nil {
 		return nil, err
 	}
 	// Below: the input's columns, then the keys; the Expand adds $e.
-	in := from.node.Schema()
-	pre := &Calc{Input: from.node, Filter: where}
+	in := base.node.Schema()
+	pre := &Calc{Input: base.node, Filter: where}
 	for i, c := range in {
 		pre.Projections = append(pre.Projections, &ColumnRef{Index: i, Name: c.Name, T: c.Type})
 		pre.Out = append(pre.Out, c)
@@ -200,7 +223,9 @@ func (p *planner) planGroupingSets(sel *parser.Select, env *cteEnv) (*relation, 
 	for _, set := range sets {
 		in := make([]bool, len(keys))
 		for _, e := range set {
-			in[keyIdx[parser.Format(e)]] = true
+			if i, ok := keyIdx[parser.Format(e)]; ok {
+				in[i] = true
+			}
 		}
 		exp.Sets = append(exp.Sets, in)
 		if id := exp.GroupingID(len(exp.Sets) - 1); seen[id] {
@@ -209,10 +234,14 @@ func (p *planner) planGroupingSets(sel *parser.Select, env *cteEnv) (*relation, 
 			seen[id] = true
 		}
 	}
-	sc := &scope{cols: append([]scopeCol(nil), from.scope.cols...)}
+	// sc is the scope of the Expand's output. Over a window the input's time attribute
+	// passes through it to the WindowAggregate; otherwise the GroupAggregate above ends it.
+	sc := &scope{cols: append([]scopeCol(nil), base.scope.cols...)}
 	for i, c := range pre.Out {
 		if i < len(in) {
-			c.Type = c.Type.WithoutTimeAttr()
+			if win == nil {
+				c.Type = c.Type.WithoutTimeAttr()
+			}
 			exp.Out = append(exp.Out, c)
 			continue
 		}
@@ -221,17 +250,31 @@ func (p *planner) planGroupingSets(sel *parser.Select, env *cteEnv) (*relation, 
 		sc.cols = append(sc.cols, scopeCol{name: c.Name, t: c.Type})
 	}
 	for i := range sc.cols[:len(in)] {
-		sc.cols[i].t = sc.cols[i].t.WithoutTimeAttr()
+		if win == nil {
+			sc.cols[i].t = sc.cols[i].t.WithoutTimeAttr()
+		}
 		sc.cols[i].win, sc.cols[i].tvf = noWinProp, nil
 	}
 	exp.Out = append(exp.Out, types.Column{Name: "$e", Type: types.TypeBigInt.WithNotNull(true)})
 	sc.cols = append(sc.cols, scopeCol{name: "$e", t: types.TypeBigInt.WithNotNull(true)})
+	over := &relation{node: exp, scope: sc, changelog: from.changelog}
+	if win != nil {
+		// The window function's view of the Expand: its columns as the user sees them
+		// (the time column a plain timestamp), then the window's columns.
+		vs := &scope{cols: append([]scopeCol(nil), from.scope.cols[:len(in)]...)}
+		vs.cols = append(vs.cols, sc.cols[len(in):]...)
+		vs.cols = append(vs.cols, from.scope.cols[len(in):]...)
+		over = &relation{node: from.node, scope: vs, changelog: InsertOnly, tvf: &tvfRelation{input: over, win: win}}
+	}
 
-	// The query over the Expand: grouped by the keys and $e, each key expression read
-	// from its column, GROUPING() from $e.
+	// The query over the Expand: grouped by the keys and $e (and the window), each key
+	// expression read from its column, GROUPING() from $e.
 	rw := &groupingRewriter{keyIdx: keyIdx, n: len(keys)}
 	sel2 := *sel
 	sel2.Where, sel2.GroupBy = nil, nil
+	if win != nil {
+		sel2.GroupBy = append(sel2.GroupBy, setWin[0]...)
+	}
 	for i := range keys {
 		sel2.GroupBy = append(sel2.GroupBy, &parser.Ident{At: sel.At, Parts: []string{fmt.Sprintf("$g%d", i)}})
 	}
@@ -246,7 +289,7 @@ func (p *planner) planGroupingSets(sel *parser.Select, env *cteEnv) (*relation, 
 			return nil, err
 		}
 	}
-	rel, err := p.planAggregate(&sel2, items, &relation{node: exp, scope: sc, changelog: from.changelog}, nil)
+	rel, err := p.planAggregate(&sel2, items, over, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -254,6 +297,37 @@ func (p *planner) planGroupingSets(sel *parser.Select, env *cteEnv) (*relation, 
 		return distinct(sel.At, rel)
 	}
 	return rel, nil
+}
+
+// groupingSetsWindow returns the window of grouping sets over a window table function,
+// nil when no set names its columns (a plain aggregation over the function's rows). As
+// in Flink, window_start and window_end must then be in every set: GROUP BY
+// window_start, window_end, GROUPING SETS (...).
+func groupingSetsWindow(sel *parser.Select, from *relation, sets, setWin [][]parser.Expr) (*windowInfo, error) {
+	any := false
+	for _, w := range setWin {
+		any = any || len(w) > 0
+	}
+	if !any {
+		return nil, nil
+	}
+	props := func(s int) (have [len(winPropNames)]bool) {
+		for _, e := range setWin[s] {
+			x, _ := (&binder{scope: from.scope, clause: "GROUP BY"}).bind(e)
+			have[from.scope.cols[x.(*ColumnRef).Index].win] = true
+		}
+		return have
+	}
+	first := props(0)
+	for s := range sets {
+		if p := props(s); p != first || !p[winStart] || !p[winEnd] {
+			return nil, errAt(sel.GroupBy[0].Pos(), ErrUnsupported, "unsupported: a window aggregation with grouping sets needs window_start and window_end in every grouping set: GROUP BY window_start, window_end, GROUPING SETS (...), as in Flink")
+		}
+	}
+	if from.tvf.win.win.Kind == SessionWindow {
+		return nil, errAt(sel.GroupBy[0].Pos(), ErrUnsupported, "unsupported: GROUPING SETS, ROLLUP and CUBE on SESSION window aggregates")
+	}
+	return from.tvf.win, nil
 }
 
 // groupingRewriter replaces grouping keys by their columns and GROUPING calls by
@@ -385,12 +459,20 @@ func (o *optimizer) pruneExpand(x *Expand, used []bool) (Node, []int, error) {
 	}
 	e := *x
 	e.Input, e.Keys, e.Out = in, remapInts(x.Keys, m), nil
+	timeAttr := map[int]bool{} // the columns whose time attribute passes through (over a window)
+	for i, j := range m[:width] {
+		if j >= 0 && x.Out[i].Type.TimeAttr != types.NoTimeAttr {
+			timeAttr[j] = true
+		}
+	}
 	for i, c := range in.Schema() {
 		isKey := false
 		for _, k := range e.Keys {
 			isKey = isKey || k == i
 		}
-		c.Type = c.Type.WithoutTimeAttr()
+		if !timeAttr[i] {
+			c.Type = c.Type.WithoutTimeAttr()
+		}
 		if isKey {
 			c.Type = c.Type.Nullable()
 		}
