@@ -123,8 +123,8 @@
 // join buffers rows per window end and key and joins a window when the watermark passes
 // its end (window_join.go).
 // An event-time temporal join keeps the versioned side's rows per key by rowtime and
-// joins each left row, once the watermark passes it, with the version valid at its time
-// (temporal_join.go).
+// joins each left row, once the watermark passes it, with the version valid at its time,
+// emitting it with the left row's kind (temporal_join.go).
 //
 // Window aggregates checkpoint per window and key group (aggcheckpoint.go, opstate.go):
 // a checkpoint rewrites the key groups that changed since the previous completed

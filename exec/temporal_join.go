@@ -18,18 +18,24 @@ import (
 //
 // temporalJoinOp runs a planner.TemporalJoin as Flink's TemporalRowTimeJoinOperator
 // does. The right (versioned) side's rows are kept per key in the order of their rowtime
-// (arrival order among equal times): a +I/+U starts a version, a -U/-D ends the one
-// before it. A left row waits, per key, until the watermark (the minimum of both inputs')
-// reaches its time; it is then joined with the right row of the greatest rowtime at or
-// before its own, unless that row is a retraction or the rest of the ON condition fails,
-// when an inner join drops it and a left join emits it null-padded. A left row at or
-// behind the watermark on arrival is late: dropped and counted, as the temporal sort
-// does. A left row whose key has a NULL never matches: a left join emits it padded at
-// once, an inner join drops it.
+// (arrival order among equal times): a +I/+U starts a version, a -D ends the one before
+// it. A -U is skipped, as Flink's planner asks the right input for updates without their
+// before images (ONLY_UPDATE_AFTER): the +U that follows it starts the next version, and
+// the before image may carry the old version's time (a deduplicating view's does). A left
+// row waits, per key, until the watermark (the minimum of both inputs') reaches its time;
+// it is then joined with the right row of the greatest rowtime at or before its own,
+// unless that row is a retraction or the rest of the ON condition fails, when an inner
+// join drops it and a left join emits it null-padded. A left row at or behind the
+// watermark on arrival is late: over an insert-only left input it is dropped and
+// counted, as the temporal sort does; over an updating one it is joined at the next
+// watermark, as Flink's operator does, so that a late -U or -D still retracts the row
+// its +I made. Each output row has its left row's kind. A left row whose key has a NULL
+// never matches: a left join emits it padded at once, an inner join drops it.
 //
 // After a watermark W has been handled, a key keeps its versions after W and the last
-// one at or before W (the one later left rows may still need). Output is insert-only and
-// every row emitted at W has a time at or before W, so nothing is late after it.
+// one at or before W (the one later left rows may still need). Over an insert-only left
+// input, output is insert-only and every row emitted at W has a time at or before W, so
+// nothing is late after it.
 //
 // State is checkpointed per key group (k<kg>: each key's waiting left rows and right
 // versions) and one key w (the watermark and the version counter); a checkpoint rewrites
@@ -41,17 +47,18 @@ type temporalJoinConfig struct {
 	where               func(types.Row) (bool, error)
 	widths              [2]int
 	leftTime, rightTime int
+	// updating: the left input has updates and deletes, joined like inserts and
+	// emitted with their kind; late ones are joined at the next watermark.
+	updating bool
 }
 
 func compileTemporalJoin(n *planner.TemporalJoin, env eval.Env, inputs []bool) (*opSpec, error) {
-	if len(inputs) == 2 && inputs[0] {
-		return nil, fmt.Errorf("%w: temporal join over an updating left input", ErrUnsupportedPlan)
-	}
 	if n.Type != planner.InnerJoin && n.Type != planner.LeftOuterJoin {
 		return nil, fmt.Errorf("%w: %s temporal join", ErrUnsupportedPlan, n.Type)
 	}
 	sides := [2]types.Schema{n.Left.Schema(), n.Right.Schema()}
-	cfg := &temporalJoinConfig{typ: n.Type, widths: [2]int{len(sides[0]), len(sides[1])}, leftTime: n.LeftTime, rightTime: n.RightTime}
+	cfg := &temporalJoinConfig{typ: n.Type, widths: [2]int{len(sides[0]), len(sides[1])}, leftTime: n.LeftTime, rightTime: n.RightTime,
+		updating: len(inputs) == 2 && inputs[0]}
 	if len(n.LeftKeys) == 0 || len(n.LeftKeys) != len(n.RightKeys) || len(n.KeyTypes) != len(n.LeftKeys) {
 		return nil, fmt.Errorf("%w: temporal join without matching equality keys", ErrUnsupportedPlan)
 	}
@@ -81,15 +88,15 @@ func compileTemporalJoin(n *planner.TemporalJoin, env eval.Env, inputs []bool) (
 		}
 		cfg.where = f
 	}
-	return &opSpec{name: "temporal join", stateDesc: describeTemporalJoin(n), build: func(_ *runEnv, m *opMetrics) (operator, error) {
+	return &opSpec{name: "temporal join", stateDesc: describeTemporalJoin(n, cfg.updating), build: func(_ *runEnv, m *opMetrics) (operator, error) {
 		return newTemporalJoinOp(cfg, m), nil
 	}}, nil
 }
 
 // describeTemporalJoin describes what shapes a temporal join's state, for state.Meta.CheckPlan.
-func describeTemporalJoin(n *planner.TemporalJoin) string {
+func describeTemporalJoin(n *planner.TemporalJoin, updating bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "temporal join %s keys=[", n.Type)
+	fmt.Fprintf(&b, "temporal join %s updating=%v keys=[", n.Type, updating)
 	for i, t := range n.KeyTypes {
 		if i > 0 {
 			b.WriteString(", ")
@@ -107,7 +114,7 @@ func describeTemporalJoin(n *planner.TemporalJoin) string {
 		}
 		b.WriteString("]")
 	}
-	fmt.Fprintf(&b, " left rows and right versions, state v%d", stateVersion)
+	fmt.Fprintf(&b, " left rows with their kinds and right versions, state v%d", stateVersion)
 	return b.String()
 }
 
@@ -119,11 +126,17 @@ type tjVersion struct {
 	retract bool
 }
 
+// tjWaiting is a waiting left row and its kind.
+type tjWaiting struct {
+	row  types.Row
+	kind connectors.RowKind
+}
+
 // tjBucket is the state of one key.
 type tjBucket struct {
 	key      string
 	kg       uint16
-	left     []types.Row // waiting, in arrival order
+	left     []tjWaiting // waiting, in arrival order
 	versions []tjVersion // by (ts, seq)
 	// queued: the bucket has an entry in the operator's due heap at minLeft, the
 	// smallest time of its waiting rows.
@@ -236,7 +249,8 @@ func (o *temporalJoinOp) processLeft(ctx context.Context, b batch, out *outbox) 
 	late, bad := 0, 0
 	lastLate := NoWatermark
 	for i, row := range b.rows {
-		if k := b.kind(i); k != connectors.Insert {
+		k := b.kind(i)
+		if k != connectors.Insert && !o.cfg.updating {
 			return fmt.Errorf("%w: temporal join received %s on its left input", ErrRetraction, k)
 		}
 		ts := row[o.cfg.leftTime]
@@ -244,7 +258,7 @@ func (o *temporalJoinOp) processLeft(ctx context.Context, b batch, out *outbox) 
 		case ts.IsNull():
 			bad++
 			continue
-		case o.wm != NoWatermark && ts.Int() <= o.wm:
+		case o.wm != NoWatermark && ts.Int() <= o.wm && !o.cfg.updating:
 			late++
 			lastLate = ts.Int()
 			continue
@@ -255,14 +269,14 @@ func (o *temporalJoinOp) processLeft(ctx context.Context, b batch, out *outbox) 
 		}
 		if !ok {
 			if o.cfg.typ == planner.LeftOuterJoin {
-				if err := out.emit(ctx, connectors.Insert, o.joined(row, nil)); err != nil {
+				if err := out.emit(ctx, k, o.joined(row, nil)); err != nil {
 					return err
 				}
 			}
 			continue
 		}
 		bk := o.bucket(key)
-		bk.left = append(bk.left, row)
+		bk.left = append(bk.left, tjWaiting{row: row, kind: k})
 		o.pending[bk.key] = bk
 		o.queue(bk, ts.Int())
 		o.rows++
@@ -292,7 +306,10 @@ func (o *temporalJoinOp) processRight(b batch) error {
 			continue // never matches
 		}
 		k := b.kind(i)
-		v := tjVersion{row: row, ts: ts.Int(), seq: o.seq, retract: k == connectors.UpdateBefore || k == connectors.Delete}
+		if k == connectors.UpdateBefore {
+			continue // the +U after it starts the next version
+		}
+		v := tjVersion{row: row, ts: ts.Int(), seq: o.seq, retract: k == connectors.Delete}
 		o.seq++
 		bk := o.bucket(key)
 		at, _ := slices.BinarySearchFunc(bk.versions, v.ts, func(x tjVersion, t int64) int {
@@ -350,21 +367,22 @@ func (o *temporalJoinOp) processWatermark(ctx context.Context, wm int64, out *ou
 			continue // stale
 		}
 		bk.queued = false
-		var due []types.Row
+		var due []tjWaiting
 		kept := bk.left[:0]
-		for _, r := range bk.left {
-			if r[t].Int() <= wm {
-				due = append(due, r)
+		for _, l := range bk.left {
+			if l.row[t].Int() <= wm {
+				due = append(due, l)
 			} else {
-				kept = append(kept, r)
+				kept = append(kept, l)
 			}
 		}
 		clear(bk.left[len(kept):])
 		bk.left = kept
 		o.rows -= int64(len(due))
 		o.changed.set(bk.kg)
-		slices.SortStableFunc(due, func(a, b types.Row) int { return types.Compare(a[t], b[t]) })
-		for _, r := range due {
+		slices.SortStableFunc(due, func(a, b tjWaiting) int { return types.Compare(a.row[t], b.row[t]) })
+		for _, l := range due {
+			r := l.row
 			var j types.Row
 			if at := bk.versionAt(r[t].Int()); at >= 0 {
 				j = o.joined(r, bk.versions[at].row)
@@ -384,7 +402,7 @@ func (o *temporalJoinOp) processWatermark(ctx context.Context, wm int64, out *ou
 				}
 				j = o.joined(r, nil)
 			}
-			if err := out.emit(ctx, connectors.Insert, j); err != nil {
+			if err := out.emit(ctx, l.kind, j); err != nil {
 				return err
 			}
 		}
@@ -393,9 +411,9 @@ func (o *temporalJoinOp) processWatermark(ctx context.Context, wm int64, out *ou
 			o.dropIfEmpty(bk)
 			continue
 		}
-		first := bk.left[0][t].Int()
-		for _, r := range bk.left[1:] {
-			first = min(first, r[t].Int())
+		first := bk.left[0].row[t].Int()
+		for _, l := range bk.left[1:] {
+			first = min(first, l.row[t].Int())
 		}
 		o.queue(bk, first)
 	}
@@ -469,8 +487,9 @@ func (o *temporalJoinOp) snapshotState(_ context.Context, w stateWriter) error {
 		for _, bk := range bs {
 			dst = appendLenBytes(dst, []byte(bk.key))
 			dst = binary.AppendUvarint(dst, uint64(len(bk.left)))
-			for _, r := range bk.left {
-				dst = appendStateRow(dst, r)
+			for _, l := range bk.left {
+				dst = appendStateRow(dst, l.row)
+				dst = append(dst, byte(l.kind))
 			}
 			dst = binary.AppendUvarint(dst, uint64(len(bk.versions)))
 			for _, v := range bk.versions {
@@ -525,7 +544,11 @@ func (o *temporalJoinOp) restoreState(r stateReader) error {
 				if d.err == nil && len(row) != o.cfg.widths[0] {
 					d.fail("a left row of %d columns, want %d", len(row), o.cfg.widths[0])
 				}
-				bk.left = append(bk.left, row)
+				kind := d.byte()
+				if d.err == nil && kind > byte(connectors.Delete) {
+					d.fail("a left row of kind %d", kind)
+				}
+				bk.left = append(bk.left, tjWaiting{row: row, kind: connectors.RowKind(kind)})
 			}
 			nv := d.count(3)
 			for range nv {
@@ -542,8 +565,8 @@ func (o *temporalJoinOp) restoreState(r stateReader) error {
 			o.rows += int64(len(bk.left) + len(bk.versions))
 			if len(bk.left) > 0 {
 				o.pending[bk.key] = bk
-				for _, r := range bk.left {
-					o.queue(bk, r[o.cfg.leftTime].Int())
+				for _, l := range bk.left {
+					o.queue(bk, l.row[o.cfg.leftTime].Int())
 				}
 			}
 			if len(bk.versions) > 1 {

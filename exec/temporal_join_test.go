@@ -369,3 +369,74 @@ WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'debezium-json');
 		})
 	}
 }
+
+// TestTemporalJoinUpdatingLeft: over an updating left input each change is joined with
+// the version valid at its time and keeps its kind; a change at or behind the watermark
+// is joined at the next one (not dropped), so that it retracts what its +I made; a right
+// -U is skipped (its +U starts the next version), also through a checkpoint.
+func TestTemporalJoinUpdatingLeft(t *testing.T) {
+	spec, err := compileTemporalJoin(tjNode(true, 0), eval.Env{}, []bool{true, true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newOpMetrics(0, "temporal join")
+	build := func() *temporalJoinOp {
+		op, err := spec.build(nil, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return op.(*temporalJoinOp)
+	}
+	op := build()
+	h := newHarness(t, op, m)
+	ctx := context.Background()
+	right := func(kind connectors.RowKind, rate float64, at string) {
+		t.Helper()
+		b := batch{rows: []types.Row{{types.StringValue("EUR"), types.DoubleValue(rate), types.TimestampValue(ts(at))}}, kinds: []connectors.RowKind{kind}}
+		if err := op.processInput(ctx, 1, b, h.out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	left := func(kind connectors.RowKind, id int64, at string) {
+		t.Helper()
+		b := batch{rows: []types.Row{{types.BigIntValue(id), types.StringValue("EUR"), types.TimestampValue(ts(at))}}, kinds: []connectors.RowKind{kind}}
+		if err := op.processInput(ctx, 0, b, h.out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	right(connectors.Insert, 1.1, "2024-01-01 10:00:00")
+	// A deduplicating view's update: the before image carries the old version's time.
+	right(connectors.UpdateBefore, 1.1, "2024-01-01 10:00:00")
+	right(connectors.UpdateAfter, 1.2, "2024-01-01 10:05:00")
+	left(connectors.Insert, 1, "2024-01-01 10:01:00")
+	left(connectors.Insert, 2, "2024-01-01 10:06:00")
+	h.watermark(ts("2024-01-01 10:02:00"))
+	if got := h.emitted(); !slices.Equal(got, []string{"+I(1, EUR, 2024-01-01 10:01:00.000, EUR, 1.1, 2024-01-01 10:00:00.000)"}) {
+		t.Fatalf("at 10:02: %v", got)
+	}
+	// The order changes after the watermark passed its time: the change is joined at the
+	// next watermark with the version its +I had.
+	left(connectors.UpdateBefore, 1, "2024-01-01 10:01:00")
+	left(connectors.UpdateAfter, 1, "2024-01-01 10:01:00")
+	cps := newMemCheckpoints(t)
+	id := cps.snapshot(op)
+	op = build()
+	if err := op.restoreState(cps.reader(id)); err != nil {
+		t.Fatal(err)
+	}
+	h.op = op
+	left(connectors.Delete, 2, "2024-01-01 10:06:00")
+	h.watermark(ts("2024-01-01 10:10:00"))
+	want := []string{
+		"-U(1, EUR, 2024-01-01 10:01:00.000, EUR, 1.1, 2024-01-01 10:00:00.000)",
+		"+U(1, EUR, 2024-01-01 10:01:00.000, EUR, 1.1, 2024-01-01 10:00:00.000)",
+		"+I(2, EUR, 2024-01-01 10:06:00.000, EUR, 1.2, 2024-01-01 10:05:00.000)",
+		"-D(2, EUR, 2024-01-01 10:06:00.000, EUR, 1.2, 2024-01-01 10:05:00.000)",
+	}
+	if got := h.emitted(); !slices.Equal(got, want) {
+		t.Fatalf("at 10:10:\n got %v\nwant %v", got, want)
+	}
+	if l := m.late.load(); l != 0 {
+		t.Fatalf("%d rows counted late over an updating input", l)
+	}
+}

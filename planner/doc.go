@@ -49,7 +49,8 @@
 // SemiJoin, EXPLAINed as Join(joinType=[LeftSemiJoin|LeftAntiJoin]) (semi_join.go).
 // A regular join takes updating inputs (its output is updating then); interval, window
 // and semi joins need insert-only ones. FOR SYSTEM_TIME AS OF an event-time attribute
-// against a versioned table is a TemporalJoin (temporal_join.go). Joins without an
+// against a versioned table, or a view deduplicating by a rowtime (its keys the primary
+// key), is a TemporalJoin, updating when its left input is (temporal_join.go). Joins without an
 // equality are refused.
 //
 // ROW_NUMBER, RANK and DENSE_RANK OVER (PARTITION BY ... ORDER BY ...) run only as

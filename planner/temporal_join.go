@@ -19,11 +19,12 @@ import (
 // as versions per key by their rowtime (a -U/-D ends one), o's rows wait until the
 // watermark (the minimum of both inputs') passes their time and are then joined with the
 // version valid at that time. INNER or LEFT; the ON condition must equate the versioned
-// table's whole primary key with the left side; o must be insert-only. The output is
-// insert-only, o's time attributes stay time attributes, r's do not.
+// table's whole primary key with the left side. A view (or WITH query) is versioned when
+// it keeps the last row per key by a rowtime (versionedQuery): its keys are the primary
+// key, as Flink infers them. Each output row has the kind of its left row, so the output
+// is insert-only when o is; o's time attributes stay time attributes, r's do not.
 
-// TemporalJoin is an event-time temporal join of an insert-only Left with the versions
-// of Right.
+// TemporalJoin is an event-time temporal join of Left with the versions of Right.
 type TemporalJoin struct {
 	Left, Right Node
 	Type        JoinType // InnerJoin or LeftOuterJoin
@@ -47,9 +48,15 @@ var _ Node = (*TemporalJoin)(nil)
 func (n *TemporalJoin) Children() []Node     { return []Node{n.Left, n.Right} }
 func (n *TemporalJoin) Schema() types.Schema { return n.Out }
 
-// Changelog says a temporal join is insert-only: each left row is joined once, when the
-// watermark passes it.
-func (n *TemporalJoin) Changelog() Changelog { return InsertOnly }
+// Changelog says what a temporal join emits: each left row is joined once, when the
+// watermark passes it, and keeps its kind (Flink's TemporalRowTimeJoinOperator), so the
+// join is insert-only over an insert-only left input and updating over an updating one.
+func (n *TemporalJoin) Changelog() Changelog {
+	if ChangelogOf(n.Left) != InsertOnly {
+		return Updating
+	}
+	return InsertOnly
+}
 
 // Explain prints the join as Flink does, the temporal condition spelled out.
 func (n *TemporalJoin) Explain() string {
@@ -85,7 +92,7 @@ func (p *planner) planSystemTimeJoin(x *parser.Join, typ JoinType, dim *parser.T
 	if name, err := objectName(dim.At, dim.Name); err == nil {
 		t, _ = p.cat.Table(name)
 	}
-	if t != nil && versioned(t) {
+	if t != nil && versioned(t) || t == nil && p.namesQuery(dim, env) {
 		if rel, ok, err := p.planTemporalJoin(x, typ, dim, t, env); ok {
 			return rel, err
 		}
@@ -99,9 +106,28 @@ func (p *planner) planSystemTimeJoin(x *parser.Join, typ JoinType, dim *parser.T
 	return nil, errAt(dim.AsOf.At, ErrUnsupported, "unsupported: FOR SYSTEM_TIME AS OF a table that can neither be looked up nor read as a versioned table (a PRIMARY KEY and a WATERMARK)")
 }
 
-// planTemporalJoin plans x against the versioned table t; ok is false when AS OF is a
-// processing-time attribute and t's connector can look rows up (a lookup join).
+// namesQuery reports whether dim names a view or a WITH query rather than a table.
+func (p *planner) namesQuery(dim *parser.TableName, env *cteEnv) bool {
+	name, err := objectName(dim.At, dim.Name)
+	if err != nil {
+		return false
+	}
+	if _, ok := env.lookup(name); ok && len(dim.Name) == 1 {
+		return true
+	}
+	_, ok := p.cat.View(name)
+	return ok
+}
+
+// planTemporalJoin plans x against the versioned table t, or, t nil, against the view
+// or WITH query dim names, which must be a versioned view (versionedQuery); ok is false
+// when AS OF is a processing-time attribute and t's connector can look rows up (a
+// lookup join).
 func (p *planner) planTemporalJoin(x *parser.Join, typ JoinType, dim *parser.TableName, t *Table, env *cteEnv) (rel *relation, ok bool, err error) {
+	dimName := strings.Join(dim.Name, ".")
+	if t != nil {
+		dimName = t.Name
+	}
 	left, err := p.planFrom(x.Left, env)
 	if err != nil {
 		return nil, true, err
@@ -112,6 +138,9 @@ func (p *planner) planTemporalJoin(x *parser.Join, typ JoinType, dim *parser.Tab
 	}
 	ref, isRef := asOf.(*ColumnRef)
 	if isRef && ref.T.TimeAttr == types.ProcTime {
+		if t == nil {
+			return nil, true, errAt(dim.AsOf.At, ErrUnsupported, "unsupported: a processing-time temporal join against the view '%s' (Flink looks rows up in tables only; join AS OF an event-time attribute for an event-time temporal join)", dimName)
+		}
 		if t.Connector != nil && lookupable(t) {
 			return nil, false, nil
 		}
@@ -122,9 +151,6 @@ func (p *planner) planTemporalJoin(x *parser.Join, typ JoinType, dim *parser.Tab
 	}
 	if typ != InnerJoin && typ != LeftOuterJoin {
 		return nil, true, errAt(x.At, ErrUnsupported, "unsupported: %s JOIN ... FOR SYSTEM_TIME AS OF (a temporal join is INNER or LEFT)", strings.ToUpper(x.Kind))
-	}
-	if left.changelog != InsertOnly {
-		return nil, true, errAt(x.Left.Pos(), ErrUpdatingInput, "unsupported: an event-time temporal join over an updating left input")
 	}
 	if left.tvf != nil {
 		return nil, true, errAt(x.Left.Pos(), ErrUnsupported, "unsupported: a temporal join of a window table function")
@@ -148,14 +174,32 @@ func (p *planner) planTemporalJoin(x *parser.Join, typ JoinType, dim *parser.Tab
 		return nil, true, err
 	}
 	j := &TemporalJoin{Type: typ, Condition: cond, LeftTime: ref.Index, RightTime: -1}
-	for i, c := range right.scope.cols {
-		if c.t.TimeAttr == types.RowTime {
-			j.RightTime = i
-			break
+	var primaryKey []int
+	if t == nil {
+		key, rowtime, why := versionedQuery(right.node)
+		if why != "" {
+			return nil, true, errAt(dim.At, ErrUnsupported, "unsupported: an event-time temporal join against the view '%s', which is not a versioned view: %s (Flink: a versioned view keeps the last row per key by a rowtime, SELECT ... FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY key ORDER BY rowtime DESC) AS rownum FROM t) WHERE rownum = 1)", dimName, why)
 		}
-	}
-	if j.RightTime < 0 {
-		return nil, true, errAt(dim.At, ErrUnsupported, "unsupported: an event-time temporal join against '%s', whose rowtime column is not read", t.Name)
+		primaryKey, j.RightTime = key, rowtime
+	} else {
+		for i, c := range right.scope.cols {
+			if c.t.TimeAttr == types.RowTime {
+				j.RightTime = i
+				break
+			}
+		}
+		if j.RightTime < 0 {
+			return nil, true, errAt(dim.At, ErrUnsupported, "unsupported: an event-time temporal join against '%s', whose rowtime column is not read", t.Name)
+		}
+		for _, pk := range t.PrimaryKey {
+			at := -1
+			for i, c := range right.scope.cols {
+				if strings.EqualFold(c.name, pk) {
+					at = i
+				}
+			}
+			primaryKey = append(primaryKey, at)
+		}
 	}
 	for _, c := range splitAnd(cond) {
 		if l, r, kt, ok := equiKey(c, lw); ok {
@@ -166,19 +210,17 @@ func (p *planner) planTemporalJoin(x *parser.Join, typ JoinType, dim *parser.Tab
 		}
 		j.Where = and(j.Where, c)
 	}
-	for _, pk := range t.PrimaryKey {
-		at := -1
-		for i, c := range right.scope.cols {
-			if strings.EqualFold(c.name, pk) {
-				at = i
-			}
-		}
+	pkNames := make([]string, len(primaryKey))
+	for i, at := range primaryKey {
+		pkNames[i] = right.scope.cols[at].name
+	}
+	for i, at := range primaryKey {
 		keyed := false
 		for _, r := range j.RightKeys {
 			keyed = keyed || r == at
 		}
 		if !keyed {
-			return nil, true, errAt(x.On.Pos(), ErrUnsupported, "unsupported: an event-time temporal join must equate the primary key of '%s' (%s) with the left table; %s is missing", t.Name, strings.Join(t.PrimaryKey, ", "), pk)
+			return nil, true, errAt(x.On.Pos(), ErrUnsupported, "unsupported: an event-time temporal join must equate the primary key of '%s' (%s) with the left table; %s is missing", dimName, strings.Join(pkNames, ", "), pkNames[i])
 		}
 		j.PrimaryKey = append(j.PrimaryKey, at)
 	}
@@ -190,7 +232,60 @@ func (p *planner) planTemporalJoin(x *parser.Join, typ JoinType, dim *parser.Tab
 		j.Out[i].Name = c.name
 		out.cols = append(out.cols, scopeCol{name: c.name, quals: c.quals, t: j.Out[i].Type})
 	}
-	return &relation{node: j, scope: out, changelog: InsertOnly}, true, nil
+	changelog := InsertOnly
+	if left.changelog != InsertOnly {
+		changelog = Updating
+	}
+	return &relation{node: j, scope: out, changelog: changelog}, true, nil
+}
+
+// versionedQuery finds the versioned table a view's plan n is: a Deduplicate keeping the
+// last row per key by a rowtime attribute, under projections that keep its keys and its
+// time. Its keys are the primary key and its time the rowtime, as Flink infers them; why
+// says what is missing when n is not one. A filter above the deduplication is refused:
+// the join reads only each key's latest row (+I/+U, Flink's ONLY_UPDATE_AFTER), so a
+// filtered-out update would leave the version before it valid.
+func versionedQuery(n Node) (key []int, rowtime int, why string) {
+	switch x := n.(type) {
+	case *Deduplicate:
+		switch {
+		case !x.RowTime:
+			return nil, -1, "it deduplicates on processing time, so it has no rowtime"
+		case !x.KeepLast:
+			return nil, -1, "it keeps the first row per key (ORDER BY ... ASC), not the last"
+		}
+		return x.Keys, x.TimeCol, ""
+	case *Exchange:
+		return versionedQuery(x.Input)
+	case *Calc:
+		if x.Filter != nil {
+			return nil, -1, "it filters the deduplicated rows"
+		}
+		key, rowtime, why := versionedQuery(x.Input)
+		if why != "" {
+			return nil, -1, why
+		}
+		out := func(in int) int {
+			for i, p := range x.Projections {
+				if c, ok := p.(*ColumnRef); ok && c.Index == in {
+					return i
+				}
+			}
+			return -1
+		}
+		mapped := make([]int, len(key))
+		for i, k := range key {
+			if mapped[i] = out(k); mapped[i] < 0 {
+				return nil, -1, fmt.Sprintf("it does not select its key %s", x.Input.Schema()[k].Name)
+			}
+		}
+		at := out(rowtime)
+		if at < 0 {
+			return nil, -1, fmt.Sprintf("it does not select its rowtime %s", x.Input.Schema()[rowtime].Name)
+		}
+		return mapped, at, ""
+	}
+	return nil, -1, "it does not deduplicate with ROW_NUMBER() ... = 1"
 }
 
 // temporalJoinSchema is the output of a temporal join: the left columns as they are
