@@ -525,31 +525,92 @@ FROM Ticker
 	}
 }
 
-// TestMatchRecognizeStepLimit: a pattern that backtracks exponentially fails the job with
-// an error that says so, rather than running for ever.
-func TestMatchRecognizeStepLimit(t *testing.T) {
-	defer func(n int) { matchStepLimit = n }(matchStepLimit)
-	matchStepLimit = 100_000 // the fixture needs 2^58
+// TestMatchRecognizeNestedQuantifiers: nested quantifiers, which a backtracking search
+// tries in exponentially many ways over a run of rows (2^59 for (A+)+ over 60 rows that
+// end in a failure), cost the NFA a few threads per row: a run that fails gives no
+// match, a run that ends in B gives the one preferred match from each start.
+func TestMatchRecognizeNestedQuantifiers(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
-	for i := range 60 {
-		v := 1
-		if i == 59 {
-			v = 9
+	const n = 60
+	for _, k := range []string{"fail", "ok"} {
+		for i := range n {
+			v := 1
+			if i == n-1 {
+				v = map[string]int{"fail": 9, "ok": 2}[k]
+			}
+			fmt.Fprintf(&b, `{"k":"%s","v":%d,"ts":%d,"id":%d}`+"\n", k, v, 1_700_000_000_000+int64(i)*1000, i)
 		}
-		fmt.Fprintf(&b, `{"k":"a","v":%d,"ts":%d,"id":%d}`+"\n", v, 1_700_000_000_000+int64(i)*1000, i)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "e.json"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	q := overDDL(dir) + `SELECT * FROM e MATCH_RECOGNIZE (PARTITION BY k ORDER BY rt MEASURES COUNT(*) AS n
-  PATTERN ((A+)+ B) DEFINE A AS A.v = 1, B AS B.v = 2) AS m;`
-	j, err := NewJob(planSQL(t, q), Options{Collect: func(connectors.RowKind, types.Row) {}})
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct{ pattern, want string }{
+		{"(A+)+ B", "[ok 0 59 60]"},
+		{"((A | A A)+)* B", "[ok 0 59 60]"},
+		{"(A+?)+ B", "[ok 0 59 60]"},
+		{"(A* A*)+ B", "[ok 0 59 60]"},
+	} {
+		t.Run(c.pattern, func(t *testing.T) {
+			q := overDDL(dir) + `SELECT * FROM e MATCH_RECOGNIZE (PARTITION BY k ORDER BY rt
+  MEASURES FIRST(id) AS s, LAST(id) AS l, COUNT(*) AS n
+  PATTERN (` + c.pattern + `) DEFINE A AS A.v = 1, B AS B.v = 2) AS m;`
+			var got []string
+			j, err := NewJob(planSQL(t, q), Options{Collect: func(_ connectors.RowKind, r types.Row) {
+				got = append(got, fmt.Sprint(r))
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{c.want}; !slices.Equal(got, want) {
+				t.Fatalf("got %q, want %q", got, want)
+			}
+		})
 	}
-	err = j.Run(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "backtrack exponentially") {
-		t.Fatalf("got %v, want the step limit's error", err)
+}
+
+// TestMatchRecognizeEmptyIterations: an iteration of a group that may match no row must
+// take one, as in the brute force: (A? B?){2} needs two non-empty iterations.
+func TestMatchRecognizeEmptyIterations(t *testing.T) {
+	dir, evs := writeOverFixture(t, 1500, 3)
+	for _, pattern := range []string{"(A? B?){2} C D?", "(A* | B)+ C D?", "A (B? C?)+? D?"} {
+		t.Run(pattern, func(t *testing.T) {
+			c := bruteCase{pattern: pattern, skip: "PAST LAST ROW",
+				define: "A AS A.v < 30, B AS B.v > 70, C AS C.v BETWEEN 30 AND 70, D AS D.v > 50",
+				conds: map[string]func([]overEvent, int, []string) bool{
+					"A": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) >= 0 && cur(r, s, a) < 30 },
+					"B": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) > 70 },
+					"C": func(r []overEvent, s int, a []string) bool { v := cur(r, s, a); return v >= 30 && v <= 70 },
+					"D": func(r []overEvent, s int, a []string) bool { return cur(r, s, a) > 50 },
+				}}
+			q := fmt.Sprintf(`SELECT * FROM e MATCH_RECOGNIZE (PARTITION BY k ORDER BY rt
+  MEASURES FIRST(id) AS s, LAST(id) AS l, COUNT(*) AS n
+  AFTER MATCH SKIP PAST LAST ROW PATTERN (%s) DEFINE %s) AS m;`, c.pattern, c.define)
+			st, err := parser.ParseStatement("q.sql", q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := bruteMatch(evs, c, st.(*parser.QueryStatement).Query.Body.(*parser.Select).From.(*parser.MatchRecognize).Pattern)
+			var mu sync.Mutex
+			var got []string
+			j, err := NewJob(planSQL(t, overDDL(dir)+q), Options{BatchSize: 16, Collect: func(_ connectors.RowKind, r types.Row) {
+				mu.Lock()
+				defer mu.Unlock()
+				got = append(got, fmt.Sprintf("%s|%s|%s|%s", r[0], r[1], r[2], r[3]))
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(got)
+			if len(want) < 3 || !slices.Equal(got, want) {
+				t.Fatalf("%d matches, want %d\ngot  %s\nwant %s", len(got), len(want), head(got), head(want))
+			}
+		})
 	}
 }

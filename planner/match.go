@@ -103,6 +103,47 @@ func (n *Match) Explain() string {
 	return b.String()
 }
 
+// DefinesReadMapping reports whether a DEFINE condition reads which earlier rows of the
+// match were mapped to which variable: another variable's rows, FIRST or LAST(v.col, n>0)
+// of its own, or an aggregate over a variable. Without such a condition two partial
+// matches from the same start at the same place in the pattern have the same future,
+// whatever their mapping: the candidate row, the rows before it and the match's rows
+// are the same for both.
+func (n *Match) DefinesReadMapping() bool {
+	width := len(n.Input.Schema())
+	for _, d := range n.Define {
+		if d.Cond == nil {
+			continue
+		}
+		used := make([]bool, width+len(n.Navs))
+		markUsed(d.Cond, used)
+		for i, nav := range n.Navs {
+			if !used[width+i] || nav.Var == "" {
+				continue
+			}
+			own := nav.Var == d.Var && (nav.Kind == NavPrev || nav.Kind == NavLast && nav.Offset == 0)
+			if !own {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// NavsRead lists the Navs that e, a DEFINE condition or a measure, reads.
+func (n *Match) NavsRead(e Expr) []int {
+	width := len(n.Input.Schema())
+	used := make([]bool, width+len(n.Navs))
+	markUsed(e, used)
+	var out []int
+	for i := range n.Navs {
+		if used[width+i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // describeState describes what shapes a Match's state, for state.Meta.CheckPlan.
 func (n *Match) describeState() string {
 	return "match " + n.Explain() + "\n"
