@@ -893,6 +893,10 @@ func (l *lowering) emitCall(i, open, hi, level int, name string) (int, error) {
 		if fm, err = l.group(m+2, hi); err != nil {
 			return 0, err
 		}
+		if l.tok(fm+1, hi).is("OVER") {
+			// Calcite's validator refuses it in Flink too.
+			return 0, unsupportedErr(after.pos, "unsupported: FILTER (WHERE ...) with OVER, as in Flink (OVER must be applied to aggregate function); filter inside the aggregate instead: %s(CASE WHEN condition THEN x END) OVER (...)", strings.ToUpper(name))
+		}
 		l.emitLeaf(i, &leaf{kind: leafFunc, pos: p.toks[i].pos, fn: funcShape{name: name, filter: true}})
 		l.emit("(", i)
 	}

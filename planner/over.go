@@ -29,8 +29,11 @@ type OverCall struct {
 	// LAG(x, Offset, default): Default is the input column of the default, -1 when none.
 	Offset  int64
 	Default int
-	T       types.Type
-	Name    string // w0$o0, ... as Flink names them
+	// Distinct is COUNT(DISTINCT x) OVER ...: Agg is distinct too but for MIN and MAX,
+	// where it changes nothing.
+	Distinct bool
+	T        types.Type
+	Name     string // w0$o0, ... as Flink names them
 }
 
 // OverAggregate appends to each row of its insert-only input the results of Calls over
@@ -94,6 +97,9 @@ func (n *OverAggregate) Explain() string {
 		}
 		if c.Func == "COUNT" && c.Arg < 0 {
 			arg = "*"
+		}
+		if c.Distinct {
+			arg = "DISTINCT " + arg
 		}
 		sel = append(sel, fmt.Sprintf("%s(%s) AS %s", c.Func, arg, c.Name))
 	}
@@ -352,11 +358,13 @@ func (p *planner) overCall(c *parser.FuncCall, b *binder, add func(Expr, string)
 		return call, "", errAt(c.Over.At, ErrUnsupported, "unsupported: %s() OVER outside Top-N: pipesql runs ROW_NUMBER, RANK and DENSE_RANK as Top-N or deduplication: SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY k ORDER BY x) AS rn FROM t) WHERE rn <= N, or ... QUALIFY rn <= N", name)
 	case !overFuncs[name]:
 		return call, "", errAt(c.At, ErrUnsupported, "unsupported: %s in an OVER window (pipesql runs COUNT, SUM, AVG, MIN, MAX, FIRST_VALUE, LAST_VALUE and LAG over a window)", name)
-	case c.Distinct:
-		return call, "", errAt(c.At, ErrUnsupported, "unsupported: DISTINCT in an OVER aggregate")
+	case c.Distinct && (c.Star || aggFuncs[name] == ""):
+		return call, "", errAt(c.At, ErrUnsupported, "unsupported: DISTINCT in %s OVER (DISTINCT is for COUNT, SUM, AVG, MIN and MAX over a window)", name)
 	case c.Filter != nil:
-		return call, "", errAt(c.Filter.Pos(), ErrUnsupported, "unsupported: FILTER (WHERE ...) in an OVER aggregate")
+		// Calcite's validator refuses it in Flink ("OVER must be applied to aggregate function").
+		return call, "", errAt(c.Filter.Pos(), ErrUnsupported, "unsupported: FILTER (WHERE ...) with OVER, as in Flink (OVER must be applied to aggregate function); filter inside the aggregate instead: %s(CASE WHEN condition THEN x END) OVER (...)", name)
 	}
+	call.Distinct = c.Distinct
 	if c.Star {
 		if name != "COUNT" {
 			return call, "", errAt(c.At, ErrTypeMismatch, "%s(*) is not allowed: only COUNT(*) takes '*'", name)
@@ -385,6 +393,9 @@ func (p *planner) overCall(c *parser.FuncCall, b *binder, add func(Expr, string)
 	}
 	call.Arg = add(x, fmt.Sprintf("$a%d", 0))
 	key := name + "(" + x.String()
+	if call.Distinct {
+		key = name + "(DISTINCT " + x.String()
+	}
 	switch name {
 	case "FIRST_VALUE", "LAST_VALUE":
 		call.T = x.Type().Nullable().WithoutTimeAttr()
@@ -427,6 +438,11 @@ func (p *planner) overCall(c *parser.FuncCall, b *binder, add func(Expr, string)
 		}
 		call.T = t
 		call.Agg = AggCall{Func: fn, Arg: call.Arg, Filter: -1, T: t, State: stateKind(fn, false, x.Type())}
+		if call.Distinct && fn != AggMin && fn != AggMax {
+			// A frame's distinct values are a set that rows enter and leave: the value set
+			// holds any type, unlike a bitmap with its dictionary.
+			call.Agg.Distinct, call.Agg.State = true, StateDistinctValues
+		}
 	}
 	return call, key + ")", nil
 }
