@@ -95,6 +95,9 @@ type listing struct {
 	partitions map[string][]int32 // topic -> partitions, for the topics that exist
 	missing    []string           // named topics the cluster does not know
 	brokers    []string           // host:port of every broker in the answer
+	// leaderless are the partitions listed without a leader (their brokers are gone
+	// and no replica took over): nothing can read them until one is elected.
+	leaderless []partitionKey
 }
 
 // listPartitions lists the partitions of topics, or of every topic matching pattern.
@@ -129,6 +132,9 @@ func (c *metadataClient) listPartitions(timeout time.Duration, topics []string, 
 		// A topic with an error may still list partitions; keep what is listed.
 		for _, p := range tm.Partitions {
 			l.partitions[tm.Topic] = append(l.partitions[tm.Topic], p.ID)
+			if p.Leader < 0 || p.Error.Code() == ckafka.ErrLeaderNotAvailable || p.Error.Code() == ckafka.ErrNotLeaderForPartition {
+				l.leaderless = append(l.leaderless, partitionKey{tm.Topic, p.ID})
+			}
 		}
 	}
 	if pattern != nil {
@@ -151,6 +157,7 @@ func (c *metadataClient) listPartitions(timeout time.Duration, topics []string, 
 		}
 	}
 	sort.Strings(l.missing)
+	sortKeys(l.leaderless)
 	if len(problems) > 0 {
 		sort.Strings(problems)
 		return l, fmt.Errorf("metadata incomplete: %s", strings.Join(problems, "; "))

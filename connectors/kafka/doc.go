@@ -37,7 +37,12 @@
 // definitive problem (a bounded read's topic does not exist; 'group-offsets' without a
 // committed offset and 'properties.auto.offset.reset' = 'none') and on a fatal client
 // error. When every broker is down, Poll returns no rows and no error, and Degraded
-// says "no broker reachable (tried ...)"; reading resumes when a broker is back.
+// says "no broker reachable (tried ...)"; reading resumes when a broker is back, and
+// the reason goes as soon as one answers the reader (asked every 500 ms while none
+// does, so that a source of an idle topic does not stay degraded until its next
+// record). Partitions that a listing shows without a leader (their brokers gone, no
+// replica to take over) are named by Degraded until a listing shows them led again;
+// the other partitions are read meanwhile.
 //
 // Without a checkpoint to restore, NewSource waits until the cluster has answered a
 // listing, retrying with backoff for as long as its context allows; if the context

@@ -58,7 +58,8 @@ type enumerator struct {
 	fatal      error
 	brokers    []string
 	missing    []string
-	complete   bool // bounded or discovery off: the one listing needed is done
+	leaderless []partitionKey // in the last listing
+	complete   bool           // bounded or discovery off: the one listing needed is done
 
 	// The identity of what is read (identity.go): the cluster id, and the topic id
 	// ("" when the cluster has none) and largest partition count of each topic listed.
@@ -237,6 +238,14 @@ func (e *enumerator) record(l *listing) {
 		e.log.Warn("kafka source: topics not found; waiting for them", "table", e.opts.table, "topics", strings.Join(l.missing, ", "))
 	}
 	e.missing = l.missing
+	if len(l.leaderless) > 0 && partitionList(l.leaderless) != partitionList(e.leaderless) {
+		e.log.Warn("kafka source: partitions without a leader; reading them waits for one", "table", e.opts.table,
+			"partitions", partitionList(l.leaderless))
+	}
+	if len(l.leaderless) == 0 && len(e.leaderless) > 0 {
+		e.log.Warn("kafka source: every partition has a leader again", "table", e.opts.table)
+	}
+	e.leaderless = l.leaderless
 	if e.bounded && len(l.missing) > 0 && e.fatal == nil {
 		e.fatal = fmt.Errorf("kafka source %s: %w: %s", e.opts.table, ErrTopicNotFound, strings.Join(l.missing, ", "))
 	}
@@ -386,6 +395,10 @@ func (e *enumerator) degraded() string {
 	}
 	if len(e.missing) > 0 {
 		parts = append(parts, "topics not found: "+strings.Join(e.missing, ", "))
+	}
+	if len(e.leaderless) > 0 {
+		parts = append(parts, fmt.Sprintf("%d partitions without a leader, not read until one is elected: %s",
+			len(e.leaderless), partitionList(e.leaderless)))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,7 +69,11 @@ type Source struct {
 	periodic     bool
 	lastPeriodic time.Time
 	readerDown   atomic.Bool
-	closed       bool
+	// stopping is closed when the source closes; probes are the reachability probes
+	// running (probeReachable), which must end before the reader's client closes.
+	stopping <-chan struct{}
+	probes   sync.WaitGroup
+	closed   bool
 
 	records      atomic.Uint64
 	bytes        atomic.Uint64
@@ -203,7 +208,7 @@ func openKafkaSource(ctx context.Context, cfg connectors.SourceConfig, prefetch,
 	}
 
 	bg, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
+	s.cancel, s.stopping = cancel, bg.Done()
 	if prefetch {
 		s.fetch = startPrefetch(s.consumer, clock)
 	}
@@ -635,8 +640,41 @@ func (s *Source) clientError(e ckafka.Error) error {
 	if e.Code() == ckafka.ErrAllBrokersDown && !s.readerDown.Swap(true) {
 		s.log.Warn("kafka source: no broker reachable; reading resumes when one is",
 			"table", s.opts.table, "brokers", strings.Join(s.brokersTried(), ", "))
+		s.probes.Add(1)
+		go s.probeReachable()
 	}
 	return nil
+}
+
+// How often a source whose reader reached no broker asks whether one answers again,
+// and how long each question may wait.
+const (
+	probeEvery   = 500 * time.Millisecond
+	probeTimeout = 500 * time.Millisecond
+)
+
+// probeReachable runs while the reader reaches no broker, asking the reader's own
+// client for metadata until a broker answers, then clears readerDown. librdkafka says
+// when every broker is down but never when one is back; the next record says so too,
+// but a source of an idle topic would otherwise stay degraded, "no broker reachable",
+// long after its brokers returned.
+func (s *Source) probeReachable() {
+	defer s.probes.Done()
+	for s.readerDown.Load() {
+		if _, err := s.consumer.GetMetadata(nil, false, int(probeTimeout/time.Millisecond)); err == nil {
+			if s.readerDown.Swap(false) {
+				s.log.Warn("kafka source: brokers reachable again; reading resumed", "table", s.opts.table)
+			}
+			return
+		}
+		t := s.clock.NewTimer(probeEvery)
+		select {
+		case <-s.stopping:
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
 }
 
 func (s *Source) brokersTried() []string {
@@ -775,6 +813,7 @@ func (s *Source) Close() error {
 	if s.fetch != nil {
 		s.fetch.stop()
 	}
+	s.probes.Wait()
 	err := s.consumer.Close()
 	waitDone := func() bool {
 		t := s.clock.NewTimer(closeWait)
