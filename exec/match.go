@@ -348,7 +348,7 @@ type matchOp struct {
 	ended   bool
 	parts   map[string]*matchPartition
 	byKG    [keyGroups]map[string]*matchPartition
-	waiting map[*matchPartition]bool // partitions with waiting rows
+	waiting []*matchPartition // partitions with waiting rows, in the order they got them
 	written map[uint16]uint64
 	dirty   kgSet
 	keyBuf  []byte
@@ -357,13 +357,14 @@ type matchOp struct {
 	pending map[*matchPartition]bool // partitions with released rows a match may still start at
 
 	// Scratch of one step of a search.
-	gen      uint64
-	seenGen  []uint64                     // per instruction: the gen its seen list is for
-	seen     [][]matchSeen                // per instruction: the threads that reached it in this step
-	taken    []matchTaken                 // the DEFINEs evaluated in this step
-	takenMap map[matchTakenKey]*matchNode // instead of taken when it grows long
-	useMap   bool
-	spare    []matchThread
+	gen       uint64
+	seenGen   []uint64                     // per instruction: the gen its seen list is for
+	seen      [][]matchSeen                // per instruction: the threads that reached it in this step
+	taken     []matchTaken                 // the DEFINEs evaluated in this step
+	takenMap  map[matchTakenKey]*matchNode // instead of taken when it grows long
+	useMap    bool
+	spare     []matchThread
+	candidate matchNode // the row a DEFINE is evaluated for
 }
 
 type matchSeen struct {
@@ -383,7 +384,7 @@ type matchTaken struct {
 
 func newMatchOp(cfg *matchConfig, m *opMetrics) *matchOp {
 	return &matchOp{cfg: cfg, m: m, wm: NoWatermark, parts: map[string]*matchPartition{},
-		waiting: map[*matchPartition]bool{}, written: map[uint16]uint64{}, pending: map[*matchPartition]bool{},
+		written: map[uint16]uint64{}, pending: map[*matchPartition]bool{},
 		seenGen: make([]uint64, len(cfg.prog)), seen: make([][]matchSeen, len(cfg.prog))}
 }
 
@@ -427,8 +428,10 @@ func (o *matchOp) processBatch(ctx context.Context, b batch, out *outbox) error 
 		default:
 			o.keyBuf = appendRowKey(o.keyBuf[:0], row, o.cfg.part)
 			p := o.partition(o.keyBuf, row)
+			if len(p.waiting) == 0 {
+				o.waiting = append(o.waiting, p)
+			}
 			p.waiting = append(p.waiting, row)
-			o.waiting[p] = true
 			o.dirty.set(p.kg)
 		}
 	}
@@ -470,7 +473,8 @@ func (o *matchOp) processWatermark(ctx context.Context, wm int64, out *outbox) e
 	o.wm = wm
 	t := o.cfg.timeCol
 	var ready []*matchPartition
-	for p := range o.waiting {
+	still := o.waiting[:0] // filtered in place
+	for _, p := range o.waiting {
 		n0 := len(p.seq)
 		rest := p.waiting[:0] // filtered in place
 		for _, r := range p.waiting {
@@ -482,17 +486,19 @@ func (o *matchOp) processWatermark(ctx context.Context, wm int64, out *outbox) e
 		}
 		clear(p.waiting[len(rest):])
 		p.waiting = rest
+		if len(rest) > 0 {
+			still = append(still, p)
+		}
 		if len(p.seq) == n0 {
 			continue
 		}
 		slices.SortStableFunc(p.seq[n0:], o.compare)
-		if len(rest) == 0 {
-			delete(o.waiting, p)
-		}
 		ready = append(ready, p)
 	}
-	// Partitions in key order, so that output order does not depend on map order.
-	slices.SortFunc(ready, func(a, b *matchPartition) int { return strings.Compare(a.key, b.key) })
+	clear(o.waiting[len(still):])
+	o.waiting = still
+	// Partitions in the order their rows came (not map order, so that output order
+	// depends on the input only).
 	for _, p := range ready {
 		o.dirty.set(p.kg)
 		if err := o.run(ctx, p, out); err != nil {
@@ -672,12 +678,15 @@ func (o *matchOp) take(p *matchPartition, parent *matchNode, v int32, row types.
 		}
 		return &matchNode{parent: parent, pos: at, v: v}
 	}
-	node := &matchNode{parent: parent, pos: at, v: v}
+	var node *matchNode
 	if f := o.cfg.define[v]; f != nil {
-		val, err := f(o.extended(p, row, node, o.cfg.reads[v]))
-		if err != nil || val.IsNull() || !val.Bool() {
-			node = nil
+		o.candidate = matchNode{parent: parent, pos: at, v: v}
+		val, err := f(o.extended(p, row, &o.candidate, o.cfg.reads[v]))
+		if err == nil && !val.IsNull() && val.Bool() {
+			node = &matchNode{parent: parent, pos: at, v: v}
 		}
+	} else {
+		node = &matchNode{parent: parent, pos: at, v: v}
 	}
 	if o.useMap {
 		o.takenMap[key] = node
@@ -1036,7 +1045,7 @@ func appendMatchPartition(dst []byte, p *matchPartition) []byte {
 func (o *matchOp) restoreState(r stateReader) error {
 	o.parts = map[string]*matchPartition{}
 	o.byKG = [keyGroups]map[string]*matchPartition{}
-	o.waiting = map[*matchPartition]bool{}
+	o.waiting = nil
 	o.pending = map[*matchPartition]bool{}
 	o.written = map[uint16]uint64{}
 	o.wm = NoWatermark
@@ -1108,7 +1117,7 @@ func (o *matchOp) restoreKeyGroup(kg uint16, value []byte, nfa bool) error {
 		}
 		o.byKG[kg][p.key] = p
 		if len(p.waiting) > 0 {
-			o.waiting[p] = true
+			o.waiting = append(o.waiting, p)
 		}
 		if p.start < len(p.seq) {
 			o.pending[p] = true
