@@ -16,26 +16,34 @@ var benchEvent = []byte(`{"event_id":"9f1c2d3e-4b5a-6978-8a9b-0c1d2e3f4a5b","use
 
 // BenchmarkJSONDecode3of8 decodes 3 of the 8 fields of benchEvent with the json format
 // and, as the baseline in the same run, with encoding/json into a struct of the same
-// 3 fields plus time.Parse of the timestamp.
+// 3 fields plus time.Parse of the timestamp, and with the full parser alone (no
+// decodeFlat).
 func BenchmarkJSONDecode3of8(b *testing.B) {
-	b.Run("pipesql", func(b *testing.B) {
-		d, err := NewJSONDecoder([]connectors.ProducedColumn{
-			{Name: "user_id", Type: types.TypeString},
-			{Name: "app", Type: types.TypeString},
-			{Name: "ts", Type: types.TimestampType(3)},
-		}, nil)
-		if err != nil {
-			b.Fatal(err)
+	for _, flat := range []bool{true, false} {
+		name := "pipesql"
+		if !flat {
+			name = "pipesql_full_parser" // without decodeFlat: fastjson's tree
 		}
-		row := make(types.Row, 3)
-		b.SetBytes(int64(len(benchEvent)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := d.Decode(benchEvent, row); err != nil {
+		b.Run(name, func(b *testing.B) {
+			d, err := NewJSONDecoder([]connectors.ProducedColumn{
+				{Name: "user_id", Type: types.TypeString},
+				{Name: "app", Type: types.TypeString},
+				{Name: "ts", Type: types.TimestampType(3)},
+			}, nil)
+			if err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
+			d.(*jsonDecoder).flat = flat
+			row := make(types.Row, 3)
+			b.SetBytes(int64(len(benchEvent)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := d.Decode(benchEvent, row); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 	b.Run("encoding_json", func(b *testing.B) {
 		var ev struct {
 			UserID string `json:"user_id"`

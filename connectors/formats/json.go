@@ -100,8 +100,9 @@ var JSONFormat = &connectors.FormatFactory{
 type jsonConv func(d *jsonDecoder, v *fastjson.Value) (types.Value, error)
 
 type jsonColumn struct {
-	name string
-	conv jsonConv
+	name   string
+	conv   jsonConv
+	scalar jsonScalar // nil for a composite column (or one not wanted)
 }
 
 type jsonDecoder struct {
@@ -109,6 +110,9 @@ type jsonDecoder struct {
 	cols    []jsonColumn // conv nil: a column the caller does not want
 	parser  fastjson.Parser
 	scratch []byte
+	// flat is true when every wanted column is a scalar, so that decodeFlat can read
+	// records without the full parser.
+	flat bool
 }
 
 // NewJSONDecoder returns a decoder filling cols from JSON objects. Only the named
@@ -119,7 +123,7 @@ func NewJSONDecoder(cols []connectors.ProducedColumn, opts map[string]string) (c
 	if err != nil {
 		return nil, err
 	}
-	d := &jsonDecoder{cfg: cfg, cols: make([]jsonColumn, len(cols))}
+	d := &jsonDecoder{cfg: cfg, cols: make([]jsonColumn, len(cols)), flat: len(cols) <= maxFlatColumns}
 	for i, c := range cols {
 		d.cols[i].name = c.Name
 		if c.Type.Kind == types.Null {
@@ -127,6 +131,9 @@ func NewJSONDecoder(cols []connectors.ProducedColumn, opts map[string]string) (c
 		}
 		if d.cols[i].conv, err = jsonConverter(c.Type, cfg); err != nil {
 			return nil, fmt.Errorf("column %s: %w", c.Name, err)
+		}
+		if d.cols[i].scalar = jsonScalarConverter(c.Type, cfg); d.cols[i].scalar == nil {
+			d.flat = false
 		}
 	}
 	return d, nil
@@ -140,6 +147,9 @@ func (d *jsonDecoder) fail(field string, data []byte, err error) error {
 func (d *jsonDecoder) Decode(data []byte, dst types.Row) error {
 	if len(dst) != len(d.cols) {
 		return fmt.Errorf("decode into %d columns, want %d", len(dst), len(d.cols))
+	}
+	if d.flat && d.decodeFlat(data, dst) {
+		return nil
 	}
 	if len(trimSpace(data)) == 0 {
 		return d.fail("", data, errors.New("empty record"))
@@ -228,148 +238,29 @@ func quoteSnippet(b []byte) string {
 	return strconv.Quote(string(b))
 }
 
-func wrongJSONType(v *fastjson.Value, want string, t types.Type) error {
-	return fmt.Errorf("expected a json %s for %s, got %s", want, t, v.Type())
+func wrongJSONType(got fastjson.Type, want string, t types.Type) error {
+	return fmt.Errorf("expected a json %s for %s, got %s", want, t, got)
+}
+
+// jsonScalar converts one JSON value to a scalar column's type from its JSON type (never
+// TypeNull) and its text: the unescaped content of a string, the literal of a number or
+// boolean, the JSON text of an object or array. Both decoding paths share it: the full
+// parser (through scalarConv) and decodeFlat's scanner, so they convert alike.
+type jsonScalar func(d *jsonDecoder, jt fastjson.Type, text []byte) (types.Value, error)
+
+// scalarConv is the jsonConv of a scalar column.
+func scalarConv(s jsonScalar) jsonConv {
+	return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
+		return s(d, v.Type(), d.raw(v))
+	}
 }
 
 func jsonConverter(t types.Type, cfg jsonConfig) (jsonConv, error) {
+	if s := jsonScalarConverter(t, cfg); s != nil {
+		return scalarConv(s), nil
+	}
 	t = t.WithoutTimeAttr()
 	switch t.Kind {
-	case types.Boolean:
-		// Flink: a JSON boolean, else Boolean.parseBoolean of the text ("true" in any case)
-		return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
-			switch v.Type() {
-			case fastjson.TypeTrue:
-				return types.BoolValue(true), nil
-			case fastjson.TypeFalse:
-				return types.BoolValue(false), nil
-			case fastjson.TypeObject, fastjson.TypeArray:
-				return types.Value{}, wrongJSONType(v, "boolean", t)
-			}
-			return types.BoolValue(strings.EqualFold(string(trimSpace(d.raw(v))), "true")), nil
-		}, nil
-	case types.TinyInt, types.SmallInt, types.Int, types.BigInt:
-		bits := map[types.Kind]int{types.TinyInt: 8, types.SmallInt: 16, types.Int: 32, types.BigInt: 64}[t.Kind]
-		lo, hi := -math.Pow(2, float64(bits-1)), math.Pow(2, float64(bits-1))
-		return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
-			switch v.Type() {
-			case fastjson.TypeNumber, fastjson.TypeString:
-			default:
-				return types.Value{}, wrongJSONType(v, "number", t)
-			}
-			text := trimSpace(d.raw(v))
-			n, err := strconv.ParseInt(string(text), 10, bits)
-			if err == nil {
-				return types.IntValue(t.Kind, n), nil
-			}
-			// Flink's INT and BIGINT take a JSON number with a fraction or exponent when it
-			// fits (Jackson's asInt truncates); text must be an integer.
-			if v.Type() == fastjson.TypeNumber && bits >= 32 {
-				f, ferr := strconv.ParseFloat(string(text), 64)
-				if ferr == nil && f >= lo && f < hi {
-					return types.IntValue(t.Kind, int64(f)), nil
-				}
-			}
-			return types.Value{}, cannotParse(text, t)
-		}, nil
-	case types.Float, types.Double:
-		bits := 64
-		mk := types.DoubleValue
-		if t.Kind == types.Float {
-			bits, mk = 32, types.FloatValue
-		}
-		return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
-			switch v.Type() {
-			case fastjson.TypeNumber, fastjson.TypeString:
-			default:
-				return types.Value{}, wrongJSONType(v, "number", t)
-			}
-			text := trimSpace(d.raw(v))
-			f, err := strconv.ParseFloat(string(text), bits)
-			if err != nil && !errors.Is(err, strconv.ErrRange) {
-				return types.Value{}, cannotParse(text, t)
-			}
-			return mk(f), nil
-		}, nil
-	case types.Decimal:
-		return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
-			switch v.Type() {
-			case fastjson.TypeNumber, fastjson.TypeString:
-			default:
-				return types.Value{}, wrongJSONType(v, "number", t)
-			}
-			text := d.raw(v)
-			val, null, ok := parseDecimal(text, t.Prec, t.Scale)
-			if !ok {
-				return types.Value{}, cannotParse(text, t)
-			}
-			if null {
-				return types.NullValue, nil // Flink: a decimal that does not fit is NULL
-			}
-			return val, nil
-		}, nil
-	case types.Char, types.Varchar:
-		return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
-			if v.Type() == fastjson.TypeString {
-				b, _ := v.StringBytes()
-				return types.StringValue(string(b)), nil
-			}
-			// Flink: any other JSON value as its JSON text
-			d.scratch = v.MarshalTo(d.scratch[:0])
-			return types.StringValue(string(d.scratch)), nil
-		}, nil
-	case types.Bytes:
-		return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
-			b, err := v.StringBytes()
-			if err != nil {
-				return types.Value{}, wrongJSONType(v, "base64 string", t)
-			}
-			out, err := base64.StdEncoding.DecodeString(string(b))
-			if err != nil {
-				return types.Value{}, fmt.Errorf("cannot decode %s as base64 for %s", quoteSnippet(b), t)
-			}
-			return types.BytesValue(out), nil
-		}, nil
-	case types.Date:
-		return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
-			text := d.raw(v)
-			days, ok := parseDate(text)
-			if !ok || v.Type() != fastjson.TypeString {
-				return types.Value{}, cannotParse(text, t)
-			}
-			return types.DateValue(days), nil
-		}, nil
-	case types.Time:
-		return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
-			text := d.raw(v)
-			micros, n, ok := types.ParseTime(text, 0)
-			if ok && len(text) == n+1 && (text[n] == 'Z' || text[n] == 'z') {
-				n++
-			}
-			if !ok || n != len(text) || v.Type() != fastjson.TypeString {
-				return types.Value{}, cannotParse(text, t)
-			}
-			return types.TimeValue(micros), nil
-		}, nil
-	case types.Timestamp, types.TimestampLTZ:
-		sep, hint := byte(' '), "'yyyy-MM-dd HH:mm:ss.SSS'"
-		if cfg.iso {
-			sep, hint = 'T', "'yyyy-MM-ddTHH:mm:ss.SSS'"
-		}
-		mk := types.TimestampValue
-		if t.Kind == types.TimestampLTZ {
-			mk = types.TimestampLTZValue
-			hint = hint[:len(hint)-1] + "Z'"
-		}
-		syn := timestampSyntax(sep, cfg.iso || t.Kind == types.TimestampLTZ)
-		return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
-			text := d.raw(v)
-			micros, ok := types.ParseTimestamp(text, syn)
-			if !ok || v.Type() != fastjson.TypeString {
-				return types.Value{}, fmt.Errorf("%w (expected %s)", cannotParse(text, t), hint)
-			}
-			return mk(micros), nil
-		}, nil
 	case types.Array:
 		elem, err := jsonConverter(*t.Elem, cfg)
 		if err != nil {
@@ -378,7 +269,7 @@ func jsonConverter(t types.Type, cfg jsonConfig) (jsonConv, error) {
 		return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
 			arr, err := v.Array()
 			if err != nil {
-				return types.Value{}, wrongJSONType(v, "array", t)
+				return types.Value{}, wrongJSONType(v.Type(), "array", t)
 			}
 			out := make([]types.Value, len(arr))
 			for i, e := range arr {
@@ -403,7 +294,7 @@ func jsonConverter(t types.Type, cfg jsonConfig) (jsonConv, error) {
 		return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
 			obj, err := v.Object()
 			if err != nil {
-				return types.Value{}, wrongJSONType(v, "object", t)
+				return types.Value{}, wrongJSONType(v.Type(), "object", t)
 			}
 			out := make([]types.MapEntry, 0, obj.Len())
 			var ferr error
@@ -444,7 +335,7 @@ func jsonConverter(t types.Type, cfg jsonConfig) (jsonConv, error) {
 		return func(d *jsonDecoder, v *fastjson.Value) (types.Value, error) {
 			obj, err := v.Object()
 			if err != nil {
-				return types.Value{}, wrongJSONType(v, "object", t)
+				return types.Value{}, wrongJSONType(v.Type(), "object", t)
 			}
 			out := make([]types.Value, len(names))
 			for i, name := range names {
@@ -466,6 +357,139 @@ func jsonConverter(t types.Type, cfg jsonConfig) (jsonConv, error) {
 		}, nil
 	}
 	return nil, fmt.Errorf("%w: json cannot read %s", ErrUnsupportedType, t)
+}
+
+// jsonScalarConverter returns the converter of a scalar type, nil for a composite one.
+func jsonScalarConverter(t types.Type, cfg jsonConfig) jsonScalar {
+	t = t.WithoutTimeAttr()
+	switch t.Kind {
+	case types.Boolean:
+		// Flink: a JSON boolean, else Boolean.parseBoolean of the text ("true" in any case)
+		return func(d *jsonDecoder, jt fastjson.Type, text []byte) (types.Value, error) {
+			switch jt {
+			case fastjson.TypeTrue:
+				return types.BoolValue(true), nil
+			case fastjson.TypeFalse:
+				return types.BoolValue(false), nil
+			case fastjson.TypeObject, fastjson.TypeArray:
+				return types.Value{}, wrongJSONType(jt, "boolean", t)
+			}
+			return types.BoolValue(strings.EqualFold(string(trimSpace(text)), "true")), nil
+		}
+	case types.TinyInt, types.SmallInt, types.Int, types.BigInt:
+		bits := map[types.Kind]int{types.TinyInt: 8, types.SmallInt: 16, types.Int: 32, types.BigInt: 64}[t.Kind]
+		lo, hi := -math.Pow(2, float64(bits-1)), math.Pow(2, float64(bits-1))
+		return func(d *jsonDecoder, jt fastjson.Type, text []byte) (types.Value, error) {
+			switch jt {
+			case fastjson.TypeNumber, fastjson.TypeString:
+			default:
+				return types.Value{}, wrongJSONType(jt, "number", t)
+			}
+			text = trimSpace(text)
+			n, err := strconv.ParseInt(string(text), 10, bits)
+			if err == nil {
+				return types.IntValue(t.Kind, n), nil
+			}
+			// Flink's INT and BIGINT take a JSON number with a fraction or exponent when it
+			// fits (Jackson's asInt truncates); text must be an integer.
+			if jt == fastjson.TypeNumber && bits >= 32 {
+				f, ferr := strconv.ParseFloat(string(text), 64)
+				if ferr == nil && f >= lo && f < hi {
+					return types.IntValue(t.Kind, int64(f)), nil
+				}
+			}
+			return types.Value{}, cannotParse(text, t)
+		}
+	case types.Float, types.Double:
+		bits := 64
+		mk := types.DoubleValue
+		if t.Kind == types.Float {
+			bits, mk = 32, types.FloatValue
+		}
+		return func(d *jsonDecoder, jt fastjson.Type, text []byte) (types.Value, error) {
+			switch jt {
+			case fastjson.TypeNumber, fastjson.TypeString:
+			default:
+				return types.Value{}, wrongJSONType(jt, "number", t)
+			}
+			text = trimSpace(text)
+			f, err := strconv.ParseFloat(string(text), bits)
+			if err != nil && !errors.Is(err, strconv.ErrRange) {
+				return types.Value{}, cannotParse(text, t)
+			}
+			return mk(f), nil
+		}
+	case types.Decimal:
+		return func(d *jsonDecoder, jt fastjson.Type, text []byte) (types.Value, error) {
+			switch jt {
+			case fastjson.TypeNumber, fastjson.TypeString:
+			default:
+				return types.Value{}, wrongJSONType(jt, "number", t)
+			}
+			val, null, ok := parseDecimal(text, t.Prec, t.Scale)
+			if !ok {
+				return types.Value{}, cannotParse(text, t)
+			}
+			if null {
+				return types.NullValue, nil // Flink: a decimal that does not fit is NULL
+			}
+			return val, nil
+		}
+	case types.Char, types.Varchar:
+		// Flink: a string's content, any other JSON value as its JSON text
+		return func(d *jsonDecoder, jt fastjson.Type, text []byte) (types.Value, error) {
+			return types.StringValue(string(text)), nil
+		}
+	case types.Bytes:
+		return func(d *jsonDecoder, jt fastjson.Type, text []byte) (types.Value, error) {
+			if jt != fastjson.TypeString {
+				return types.Value{}, wrongJSONType(jt, "base64 string", t)
+			}
+			out, err := base64.StdEncoding.DecodeString(string(text))
+			if err != nil {
+				return types.Value{}, fmt.Errorf("cannot decode %s as base64 for %s", quoteSnippet(text), t)
+			}
+			return types.BytesValue(out), nil
+		}
+	case types.Date:
+		return func(d *jsonDecoder, jt fastjson.Type, text []byte) (types.Value, error) {
+			days, ok := parseDate(text)
+			if !ok || jt != fastjson.TypeString {
+				return types.Value{}, cannotParse(text, t)
+			}
+			return types.DateValue(days), nil
+		}
+	case types.Time:
+		return func(d *jsonDecoder, jt fastjson.Type, text []byte) (types.Value, error) {
+			micros, n, ok := types.ParseTime(text, 0)
+			if ok && len(text) == n+1 && (text[n] == 'Z' || text[n] == 'z') {
+				n++
+			}
+			if !ok || n != len(text) || jt != fastjson.TypeString {
+				return types.Value{}, cannotParse(text, t)
+			}
+			return types.TimeValue(micros), nil
+		}
+	case types.Timestamp, types.TimestampLTZ:
+		sep, hint := byte(' '), "'yyyy-MM-dd HH:mm:ss.SSS'"
+		if cfg.iso {
+			sep, hint = 'T', "'yyyy-MM-ddTHH:mm:ss.SSS'"
+		}
+		mk := types.TimestampValue
+		if t.Kind == types.TimestampLTZ {
+			mk = types.TimestampLTZValue
+			hint = hint[:len(hint)-1] + "Z'"
+		}
+		syn := timestampSyntax(sep, cfg.iso || t.Kind == types.TimestampLTZ)
+		return func(d *jsonDecoder, jt fastjson.Type, text []byte) (types.Value, error) {
+			micros, ok := types.ParseTimestamp(text, syn)
+			if !ok || jt != fastjson.TypeString {
+				return types.Value{}, fmt.Errorf("%w (expected %s)", cannotParse(text, t), hint)
+			}
+			return mk(micros), nil
+		}
+	}
+	return nil
 }
 
 // jsonMapKeyConverter converts an object key (always text in JSON) to a map's key type,
