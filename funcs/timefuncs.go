@@ -705,22 +705,19 @@ func toTimestampLTZPrepare(ctx *Context, site Site) (Kernel, error) {
 		return Kernel{}, invalidArg("TO_TIMESTAMP_LTZ precision must be 0 (seconds) or 3 (milliseconds), got %d", c.Int())
 	}
 	const minMillis, maxMillis = -62167219200000, 253402300799999 // years 0000 to 9999
-	return Kernel{Call: func(a []types.Value) (types.Value, error) {
-		prec := int64(3)
-		if len(a) > 1 {
-			prec = a[1].Int()
-		}
+	// Call1 and Call2 let a per-row call skip building an argument slice.
+	conv := func(x types.Value, prec int64) (types.Value, error) {
 		var millis float64
 		switch prec {
 		case 0:
-			millis = a[0].Float() * 1000
+			millis = x.Float() * 1000
 		case 3:
-			millis = a[0].Float()
+			millis = x.Float()
 		default:
 			return types.NullValue, invalidArg("TO_TIMESTAMP_LTZ precision must be 0 (seconds) or 3 (milliseconds), got %d", prec)
 		}
-		if isIntKind(a[0].Kind()) {
-			n := a[0].Int()
+		if isIntKind(x.Kind()) {
+			n := x.Int()
 			if prec == 0 {
 				if n < minMillis/1000 || n > maxMillis/1000 {
 					return types.NullValue, nil
@@ -736,5 +733,15 @@ func toTimestampLTZPrepare(ctx *Context, site Site) (Kernel, error) {
 			return types.NullValue, nil
 		}
 		return types.TimestampLTZValue(int64(millis) * microsPerMilli), nil
-	}}, nil
+	}
+	return Kernel{
+		Call: func(a []types.Value) (types.Value, error) {
+			if len(a) > 1 {
+				return conv(a[0], a[1].Int())
+			}
+			return conv(a[0], 3)
+		},
+		Call1: func(x types.Value) (types.Value, error) { return conv(x, 3) },
+		Call2: func(x, prec types.Value) (types.Value, error) { return conv(x, prec.Int()) },
+	}, nil
 }

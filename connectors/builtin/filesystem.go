@@ -442,6 +442,7 @@ func (s *fileSource) Poll(ctx context.Context, maxWait time.Duration) ([]connect
 	}
 	total := 0
 	width := s.nPhys + len(s.meta)
+	var slab []types.Value
 	for total < maxBatch {
 		if s.cur == nil {
 			if len(s.pending) == 0 && len(batches) > 0 {
@@ -473,7 +474,11 @@ func (s *fileSource) Poll(ctx context.Context, maxWait time.Duration) ([]connect
 		if changes != nil {
 			decoded, kinds, err = changes.DecodeChanges(line, s.changeRows[:0], kinds)
 		} else {
-			row = make(types.Row, width)
+			// The rows of a poll share one backing array: one allocation, not one a row.
+			if len(slab) < width {
+				slab = make([]types.Value, width*(maxBatch-total))
+			}
+			row, slab = slab[:width:width], slab[width:]
 			err = s.dec.Decode(line, row[:s.nPhys])
 		}
 		if err != nil {
@@ -499,6 +504,9 @@ func (s *fileSource) Poll(ctx context.Context, maxWait time.Duration) ([]connect
 			continue
 		}
 		copy(row[s.nPhys:], o.meta)
+		if rows == nil {
+			rows = make([]types.Row, 0, maxBatch-total)
+		}
 		rows = append(rows, row)
 		total++
 	}
