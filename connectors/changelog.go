@@ -59,6 +59,16 @@ type ChangeDecoder interface {
 	DecodeChanges(data []byte, rows []types.Row, kinds []RowKind) ([]types.Row, []RowKind, error)
 }
 
+// ChangeEncoder is implemented by encoders of changelog formats (debezium-json,
+// canal-json, maxwell-json), which write a row's kind into its record; sinks that take
+// an updating changelog in such a format write each row through it. Encode writes an
+// insert.
+type ChangeEncoder interface {
+	Encoder
+	// EncodeChange appends the record of row, a change of kind, to dst.
+	EncodeChange(dst []byte, kind RowKind, row types.Row) ([]byte, error)
+}
+
 // MetadataDecoder is implemented by decoders of formats that offer metadata columns
 // (FormatFactory.Metadata: debezium-json's source.timestamp): each row DecodeChanges
 // appends gets the values of the keys the decoder was told to fill.

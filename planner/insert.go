@@ -15,7 +15,11 @@ import (
 // refused at plan time instead of writing retractions a sink cannot represent.
 var updatingSinks = map[string]bool{"print": true, "blackhole": true, "upsert-kafka": true, "jdbc": true}
 
-func acceptsUpdates(f *connectors.Factory) bool { return updatingSinks[f.Name] }
+// A table of another connector does when its format writes a changelog (kafka or
+// filesystem in debezium-json, canal-json or maxwell-json), as in Flink.
+func acceptsUpdates(t *Table) bool {
+	return updatingSinks[t.Connector.Name] || t.Format != nil && t.Format.Changelog == connectors.AllChangesMode && t.Format.NewEncoder != nil
+}
 
 // planInsert plans INSERT INTO table [(cols)] query: a Sink over the query, with a Calc
 // that puts the query's columns in the table's order and casts them where Flink casts
@@ -131,7 +135,7 @@ func (p *planner) planInsert(ins *parser.Insert) (Node, error) {
 		}
 		sink.Written = append(sink.Written, pc)
 	}
-	if rel.changelog == Updating && !acceptsUpdates(t.Connector) {
+	if rel.changelog == Updating && !acceptsUpdates(t) {
 		return nil, errAt(ins.At, ErrUpdatingInput, "table sink '%s' doesn't support consuming update changes which is produced by node %s", t.Name, updatingNode(rel.node))
 	}
 	if rel.changelog == Updating && t.Connector.Name == "jdbc" && len(t.PrimaryKey) == 0 {

@@ -138,9 +138,6 @@ const fileSinkStateVersion = 1
 
 func newFileSink(cfg connectors.SinkConfig, clk connectors.Clock) (*fileSink, error) {
 	fail := func(err error) (*fileSink, error) { return nil, tableError("filesystem", "sink", cfg.Name, err) }
-	if cfg.Updating {
-		return fail(ErrUpdatingInput)
-	}
 	if err := validateFilesystem(cfg.TableInfo); err != nil {
 		return nil, err
 	}
@@ -148,11 +145,14 @@ func newFileSink(cfg connectors.SinkConfig, clk connectors.Clock) (*fileSink, er
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Updating && f.Changelog != connectors.AllChangesMode {
+		return fail(ErrUpdatingInput) // a changelog format (debezium-json ...) writes every kind
+	}
 	dir, err := localPath(cfg.Options[optPath])
 	if err != nil {
 		return nil, tableError("filesystem", "sink", cfg.Name, err)
 	}
-	s := &fileSink{table: cfg.Name, dir: dir, schema: cfg.Input, json: f.Name == "json", clock: clk, log: cfg.Log,
+	s := &fileSink{table: cfg.Name, dir: dir, schema: cfg.Input, json: f.Name == "json" || f.Changelog == connectors.AllChangesMode, clock: clk, log: cfg.Log,
 		open: map[string]*openPart{}, waiting: map[string]*pendingPartition{}, cpWM: map[uint64]int64{}, committed: map[string]bool{}, warned: map[string]bool{},
 		wm: minWatermark, fopts: fopts, bulk: f.Bulk}
 	if s.log == nil {
@@ -262,9 +262,14 @@ func (s *fileSink) Write(ctx context.Context, batch connectors.ChangeBatch) erro
 			}
 		}
 	}
+	changes, _ := s.enc.(connectors.ChangeEncoder) // a changelog format writes every kind
 	for i, row := range batch.Rows {
-		if i < len(batch.Kinds) && batch.Kinds[i] != connectors.Insert {
-			return s.fail(fmt.Errorf("%w: got a %s row", ErrUpdatingInput, batch.Kinds[i]))
+		kind := connectors.Insert
+		if i < len(batch.Kinds) {
+			kind = batch.Kinds[i]
+		}
+		if kind != connectors.Insert && changes == nil {
+			return s.fail(fmt.Errorf("%w: got a %s row", ErrUpdatingInput, kind))
 		}
 		partition := ""
 		if s.parts != nil {
@@ -299,7 +304,12 @@ func (s *fileSink) Write(ctx context.Context, batch connectors.ChangeBatch) erro
 			continue
 		}
 		var err error
-		if s.buf, err = s.enc.Encode(s.buf[:0], s.row); err != nil {
+		if changes != nil {
+			s.buf, err = changes.EncodeChange(s.buf[:0], kind, s.row)
+		} else {
+			s.buf, err = s.enc.Encode(s.buf[:0], s.row)
+		}
+		if err != nil {
 			return s.fail(err)
 		}
 		if s.json {

@@ -35,8 +35,14 @@ func cdcOptions(extra ...connectors.OptionSpec) []connectors.OptionSpec {
 	return append([]connectors.OptionSpec{
 		{Key: CDCIgnoreParseErrors, Type: connectors.BoolOption, Default: "false", Source: true,
 			Description: "skip records that cannot be parsed instead of failing"},
-		{Key: CDCTimestampStandard, Type: connectors.EnumOption, Default: "SQL", Enum: []string{"SQL", "ISO-8601"}, Source: true,
-			Description: "SQL reads 'yyyy-MM-dd HH:mm:ss.SSS', ISO-8601 'yyyy-MM-ddTHH:mm:ss.SSS'"},
+		{Key: CDCTimestampStandard, Type: connectors.EnumOption, Default: "SQL", Enum: []string{"SQL", "ISO-8601"}, Source: true, Sink: true,
+			Description: "SQL reads and writes 'yyyy-MM-dd HH:mm:ss.SSS', ISO-8601 'yyyy-MM-ddTHH:mm:ss.SSS'"},
+		{Key: JSONMapNullKeyMode, Type: connectors.EnumOption, Default: "FAIL", Enum: []string{"FAIL", "DROP", "LITERAL"},
+			Sink: true, Description: "what to do with a NULL map key when writing"},
+		{Key: JSONMapNullKeyLiteral, Type: connectors.StringOption, Default: "null", Sink: true,
+			Description: "the key written for a NULL map key when map-null-key.mode is LITERAL"},
+		{Key: JSONEncodeDecimalPlain, Type: connectors.BoolOption, Default: "false", Sink: true,
+			Description: "write decimals without scientific notation"},
 	}, extra...)
 }
 
@@ -50,6 +56,9 @@ func cdcFormat(name string, kind cdcKind, options []connectors.OptionSpec, meta 
 		Options: options,
 		NewDecoder: func(cols []connectors.ProducedColumn, opts map[string]string) (connectors.Decoder, error) {
 			return newCDCDecoder(kind, cols, opts)
+		},
+		NewEncoder: func(schema types.Schema, opts map[string]string) (connectors.Encoder, error) {
+			return newCDCEncoder(kind, schema, opts) // cdcenc.go
 		},
 		Changelog: connectors.AllChangesMode,
 		Metadata:  meta,

@@ -36,7 +36,9 @@
 // their kinds (an update is -U of the old row and +U of the new one; canal's old row is
 // its 'old' fields over its 'data'). Row images are decoded by the json decoder, so they
 // take json's conversions and options. Their metadata (source table, change time) is
-// offered through connectors.MetadataDecoder. They cannot be written.
+// offered through connectors.MetadataDecoder. Their encoders (cdcenc.go) implement
+// connectors.ChangeEncoder and write each row with its kind as Flink does: +I and +U as
+// a create or insert, -U and -D as a delete.
 //
 // # Raw
 //

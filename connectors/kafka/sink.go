@@ -122,7 +122,7 @@ func OpenSink(ctx context.Context, cfg connectors.SinkConfig, upsert bool) (*Sin
 	if err := o.checkSink(); err != nil {
 		return nil, err
 	}
-	if cfg.Updating && !upsert {
+	if cfg.Updating && !upsert && (o.value.factory == nil || o.value.factory.Changelog != connectors.AllChangesMode) {
 		return nil, fmt.Errorf("kafka sink %s: %w; declare the table with 'connector' = 'upsert-kafka' and a PRIMARY KEY",
 			cfg.Name, ErrUpdatingInput)
 	}
@@ -263,22 +263,28 @@ func (s *Sink) readDeliveries() {
 	}
 }
 
-// Write sends a batch. 'kafka' accepts inserts only; 'upsert-kafka' sends +I and +U
-// as the key's new value, ignores -U and sends -D as a tombstone.
+// Write sends a batch. 'kafka' accepts inserts only, but for a changelog format
+// (debezium-json ...), which writes every row with its kind as a record of its own;
+// 'upsert-kafka' sends +I and +U as the key's new value, ignores -U and sends -D as a
+// tombstone.
 func (s *Sink) Write(ctx context.Context, batch connectors.ChangeBatch) error {
 	if s.closed {
 		return ErrClosed
+	}
+	changes, _ := s.value.(connectors.ChangeEncoder)
+	if s.opts.upsert {
+		changes = nil
 	}
 	for i, row := range batch.Rows {
 		kind := connectors.Insert
 		if i < len(batch.Kinds) {
 			kind = batch.Kinds[i]
 		}
-		if !s.opts.upsert && kind != connectors.Insert {
+		if !s.opts.upsert && changes == nil && kind != connectors.Insert {
 			return fmt.Errorf("kafka sink %s: %w: got a %s row; use 'upsert-kafka' for updating results",
 				s.opts.table, ErrUpdatingInput, kind)
 		}
-		if kind == connectors.UpdateBefore {
+		if kind == connectors.UpdateBefore && changes == nil {
 			continue
 		}
 		key, err := s.encodeKey(row)
@@ -286,11 +292,16 @@ func (s *Sink) Write(ctx context.Context, batch connectors.ChangeBatch) error {
 			return err
 		}
 		var value []byte
-		if kind != connectors.Delete {
+		if kind != connectors.Delete || changes != nil {
 			for j, k := range s.valueIdx {
 				s.valueRow[j] = row[k]
 			}
-			if s.valBuf, err = s.value.Encode(s.valBuf[:0], s.valueRow); err != nil {
+			if changes != nil {
+				s.valBuf, err = changes.EncodeChange(s.valBuf[:0], kind, s.valueRow)
+			} else {
+				s.valBuf, err = s.value.Encode(s.valBuf[:0], s.valueRow)
+			}
+			if err != nil {
 				return fmt.Errorf("kafka sink %s: encode value: %w", s.opts.table, err)
 			}
 			value = s.valBuf
