@@ -221,6 +221,12 @@ func (b *binder) bindCall(c *parser.FuncCall) (Expr, error) {
 	switch {
 	case rankingFuncs[name]:
 		return nil, errAt(c.At, ErrUnsupported, "unsupported: %s without OVER", name)
+	case b.agg != nil && isVariance(name):
+		x, err := b.agg.reduceVariance(c, name)
+		if err != nil {
+			return nil, err
+		}
+		return b.bind(x)
 	case funcs.IsAggregate(name):
 		if b.agg == nil {
 			if b.clause == clauseAggArg {
