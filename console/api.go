@@ -95,8 +95,15 @@ type graphView struct {
 	LateDropped  int64    `json:"late_records,omitempty"`
 	BadRecords   int64    `json:"bad_records,omitempty"`
 	PauseSec     float64  `json:"checkpoint_pause_seconds,omitempty"`
-	StateGroups  *int64   `json:"state_groups,omitempty"`
-	Degraded     string   `json:"degraded,omitempty"`
+	// BackpressuredSec is how long the task's output waited, in all, for room in the
+	// next task's input queue; Backpressure the share of the recent wall time it did
+	// (0 to 1) and BackpressureLevel Flink's name for it: OK up to 10%, LOW up to 50%,
+	// HIGH above.
+	BackpressuredSec  *float64 `json:"backpressured_seconds,omitempty"`
+	Backpressure      *float64 `json:"backpressure,omitempty"`
+	BackpressureLevel string   `json:"backpressure_level,omitempty"`
+	StateGroups       *int64   `json:"state_groups,omitempty"`
+	Degraded          string   `json:"degraded,omitempty"`
 }
 
 type partitionView struct {
@@ -152,6 +159,7 @@ type counts struct {
 	at       time.Time
 	restarts int
 	in, out  []int64
+	blocked  []int64 // nanoseconds
 	splits   map[string]int64
 }
 
@@ -226,6 +234,7 @@ func (h *handler) detail(j *engine.Job) jobDetail {
 	for _, op := range m.Operators {
 		cur.in = append(cur.in, op.RecordsIn)
 		cur.out = append(cur.out, op.RecordsOut)
+		cur.blocked = append(cur.blocked, int64(op.Backpressured))
 	}
 	for _, src := range m.Sources {
 		for _, sp := range src.Splits {
@@ -252,6 +261,12 @@ func (h *handler) detail(j *engine.Job) jobDetail {
 			v.Watermark = wmText(et, op.Watermark)
 			v.LateDropped, v.BadRecords, v.Degraded = op.LateDropped, op.BadRecords, op.Degraded
 			v.PauseSec = round(op.SnapshotPause.Seconds())
+			bp := round(op.Backpressured.Seconds())
+			v.BackpressuredSec = &bp
+			if haveRates && dt > 0 {
+				share := round(min(max(float64(int64(op.Backpressured)-base.at0(base.blocked, n.op))/1e9/dt, 0), 1))
+				v.Backpressure, v.BackpressureLevel = &share, backpressureLevel(share)
+			}
 			if op.State != nil {
 				g := op.State.Groups
 				v.StateGroups = &g
@@ -315,6 +330,17 @@ func (h *handler) detail(j *engine.Job) jobDetail {
 		d.Exceptions = append(d.Exceptions, exceptionView{At: stamp(e.At), Error: e.Err, Restart: e.Restart})
 	}
 	return d
+}
+
+// backpressureLevel names a share of time backpressured as Flink's web UI does.
+func backpressureLevel(share float64) string {
+	switch {
+	case share <= 0.1:
+		return "OK"
+	case share <= 0.5:
+		return "LOW"
+	}
+	return "HIGH"
 }
 
 // at0 is the sample's count of task i, 0 when it has none.

@@ -3,6 +3,8 @@ package exec
 import (
 	"context"
 	"math"
+	"sync/atomic"
+	"time"
 
 	"github.com/pipesql/pipesql/connectors"
 	"github.com/pipesql/pipesql/types"
@@ -82,6 +84,9 @@ type outbox struct {
 	rows  []types.Row
 	kinds []connectors.RowKind // nil while every pending row is an insert
 	out   *counter             // records out of the operator
+	// blocked adds up the nanoseconds sends waited for room in the next operator's
+	// input queue: the operator's backpressure. nil: not measured.
+	blocked *atomic.Int64
 }
 
 func newOutbox(ch chan<- event, size int, out *counter) *outbox {
@@ -147,8 +152,22 @@ func (o *outbox) send(ctx context.Context, ev event) error {
 			return err
 		}
 	}
+	// Only a send that would block is timed, so a job that is not backpressured pays
+	// one non-blocking send and no clock read.
 	select {
 	case o.ch <- ev:
+		return nil
+	default:
+	}
+	var start time.Time
+	if o.blocked != nil {
+		start = time.Now()
+	}
+	select {
+	case o.ch <- ev:
+		if o.blocked != nil {
+			o.blocked.Add(int64(time.Since(start)))
+		}
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)

@@ -100,6 +100,10 @@ type OperatorMetrics struct {
 	// SnapshotPause is how long the operator last stopped processing for a checkpoint
 	// (the in-line part: serializing its changed state, staging sink output).
 	SnapshotPause time.Duration
+	// Backpressured is how long, in all, the operator waited to send downstream because
+	// the next operator's input queue was full: Flink's back-pressured time. Its growth
+	// per second of wall time is the share of time the operator is backpressured.
+	Backpressured time.Duration
 	// State is the state an aggregate holds, nil for other operators (see observe.go).
 	State *StateMetrics
 	// Degraded is the reason a sink's connector reports for working degraded
@@ -183,6 +187,7 @@ type opMetrics struct {
 	lastLate  atomic.Int64
 	watermark atomic.Int64
 	pause     atomic.Int64 // nanoseconds
+	blocked   atomic.Int64 // nanoseconds the output waited downstream (outbox.blocked)
 	state     stateSampling
 	// status is the open sink's connectors.Status, nil for other operators. It is read
 	// from other goroutines, so sinks implement Degraded safely for concurrent use.
@@ -206,6 +211,7 @@ func (m *opMetrics) reset() {
 	m.bad.n.Store(0)
 	m.watermark.Store(NoWatermark)
 	m.pause.Store(0)
+	m.blocked.Store(0)
 }
 
 func (m *opMetrics) snapshot() OperatorMetrics {
@@ -214,7 +220,8 @@ func (m *opMetrics) snapshot() OperatorMetrics {
 		RecordsIn: m.in.load(), RecordsOut: m.out.load(),
 		LateDropped: m.late.load(), LastLate: m.lastLate.Load(), BadRecords: m.bad.load(),
 		Watermark: m.watermark.Load(), SnapshotPause: time.Duration(m.pause.Load()),
-		State: m.state.load(), Degraded: m.degraded(), Connector: m.conn.load(),
+		Backpressured: time.Duration(m.blocked.Load()), State: m.state.load(), Degraded: m.degraded(),
+		Connector: m.conn.load(),
 	}
 }
 

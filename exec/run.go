@@ -481,6 +481,7 @@ func (j *Job) runOnce(ctx, stopCtx context.Context, rp *restorePoint) error {
 			var out *outbox
 			if spec.to >= 0 {
 				out = newOutbox(ins[spec.to][spec.port], rt.batchSize, &spec.metrics.out)
+				out.blocked = &spec.metrics.blocked
 			}
 			in := make([]<-chan event, len(ins[k]))
 			for i, ch := range ins[k] {
@@ -498,6 +499,7 @@ func (j *Job) runOnce(ctx, stopCtx context.Context, rp *restorePoint) error {
 				spec: spec, rt: rt, out: newOutbox(ins[spec.to][spec.port], rt.batchSize, &spec.metrics.out),
 				barriers: make(chan uint64, 16), completed: make(chan uint64, 16), restored: b.srcs[i],
 			}
+			st.out.blocked = &spec.metrics.blocked
 			if coord != nil && rt.checkpointed[ps.index] && spec.scan != nil {
 				coord.sources = append(coord.sources, st)
 				coord.pipelines = append(coord.pipelines, ps.index)

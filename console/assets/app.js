@@ -220,13 +220,25 @@ function graph(nodes) {
   }
   for (const n of nodes) {
     const hasNums = n.records_in !== undefined;
-    const g = mk("g", { class: "node" + (hasNums ? " task" : "") + (n.degraded ? " degraded" : ""),
+    // Backpressure: the share of the recent time the task waited to send downstream,
+    // shown on the task's first node (its scan, for a source task), as Flink's UI does.
+    const bp = hasNums && n.backpressure !== undefined ? n.backpressure : undefined;
+    const g = mk("g", { class: "node" + (hasNums ? " task" : "") + (n.degraded ? " degraded" : "") +
+      (bp !== undefined ? " bp-" + n.backpressure_level : ""),
       transform: `translate(${X(n)},${Y(n)})`, "data-node": n.id, "data-kind": n.kind,
-      "data-records-in": hasNums ? n.records_in : "", "data-records-out": hasNums ? n.records_out : "" });
-    g.append(mk("title", {}, n.explain + (n.degraded ? "\ndegraded: " + n.degraded : "")));
+      "data-records-in": hasNums ? n.records_in : "", "data-records-out": hasNums ? n.records_out : "",
+      "data-backpressure": bp !== undefined ? bp : "", "data-backpressure-level": bp !== undefined ? n.backpressure_level : "" });
+    g.append(mk("title", {}, n.explain + (n.degraded ? "\ndegraded: " + n.degraded : "") +
+      (bp !== undefined ? `\nbackpressured ${(bp * 100).toFixed(0)}% of the time (${n.backpressure_level}): its output waits for the next task` : "")));
     g.append(mk("rect", { width: NW, height: NH }));
+    if (bp !== undefined) {
+      g.append(mk("rect", { class: "bp-bar", x: 0, y: NH - 4, width: Math.max(NW * bp, 1), height: 4 }));
+      const label = "bp " + (bp * 100).toFixed(0) + "%";
+      g.append(mk("text", { x: NW - 8, y: 16, class: "bp", "text-anchor": "end" }, label));
+    }
     const head = n.kind + (n.task && !n.fused ? " · " + n.task : "");
-    g.append(mk("text", { x: 8, y: 16, class: "kind" }, head.length > 30 ? head.slice(0, 29) + "…" : head));
+    const room = bp !== undefined ? 23 : 30;
+    g.append(mk("text", { x: 8, y: 16, class: "kind" }, head.length > room ? head.slice(0, room - 1) + "…" : head));
     const ex = n.explain.length > 34 ? n.explain.slice(0, 33) + "…" : n.explain;
     g.append(mk("text", { x: 8, y: 32 }, ex));
     let line;
