@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/pipesql/pipesql/connectors"
+	"github.com/pipesql/pipesql/exec/agg"
 	"github.com/pipesql/pipesql/exec/eval"
 	"github.com/pipesql/pipesql/parser"
 	"github.com/pipesql/pipesql/planner"
@@ -47,7 +48,8 @@ type matchConfig struct {
 	part     []int
 	keys     []planner.SortKey
 	navs     []planner.MatchNav
-	navVar   []int32 // the variable of each nav, -1 for every row
+	navVar   []int32    // the variable of each nav, -1 for every row
+	aggs     []agg.Func // the aggregate of each NavAgg, nil for COUNT(*) and other navs
 	vars     []string
 	define   []eval.Evaluator // per variable; nil: TRUE
 	reads    [][]int          // per variable: the navs its DEFINE reads
@@ -256,13 +258,20 @@ func compileMatch(n *planner.Match, env eval.Env, updating bool) (*opSpec, error
 		if nav.Kind == planner.NavPrev {
 			cfg.history = max(cfg.history, nav.Offset)
 		}
-		if nav.Kind == planner.NavAgg && nav.Col >= 0 && nav.Agg != planner.AggCount && nav.Agg != planner.AggMin && nav.Agg != planner.AggMax {
-			switch in[nav.Col].Type.Kind {
-			case types.TinyInt, types.SmallInt, types.Int, types.BigInt, types.Float, types.Double:
-			default:
-				return nil, fmt.Errorf("%w: %s over %s in MATCH_RECOGNIZE is not supported yet", ErrUnsupportedPlan, nav.Agg, in[nav.Col].Type)
+		var f agg.Func
+		if nav.Kind == planner.NavAgg && (nav.Col >= 0 || nav.Var != "") {
+			// The aggregate operators' buffers, so that a SUM or AVG is typed and rounded
+			// the same everywhere (DECIMAL, FLOAT, integer wrap-around).
+			var argType types.Type
+			if nav.Col >= 0 {
+				argType = in[nav.Col].Type
+			}
+			var err error
+			if f, err = agg.New(planner.AggCall{Func: nav.Agg, Arg: nav.Col, Filter: -1, T: nav.T}, argType); err != nil {
+				return nil, fmt.Errorf("%w: MATCH_RECOGNIZE: %w", ErrUnsupportedPlan, err)
 			}
 		}
+		cfg.aggs = append(cfg.aggs, f)
 	}
 	for i, d := range n.Define {
 		if d.Cond == nil {
@@ -365,6 +374,7 @@ type matchOp struct {
 	useMap    bool
 	spare     []matchThread
 	candidate matchNode // the row a DEFINE is evaluated for
+	aggRows   []int     // scratch of aggregate
 }
 
 type matchSeen struct {
@@ -681,7 +691,11 @@ func (o *matchOp) take(p *matchPartition, parent *matchNode, v int32, row types.
 	var node *matchNode
 	if f := o.cfg.define[v]; f != nil {
 		o.candidate = matchNode{parent: parent, pos: at, v: v}
-		val, err := f(o.extended(p, row, &o.candidate, o.cfg.reads[v]))
+		ext, err := o.extended(p, row, &o.candidate, o.cfg.reads[v])
+		var val types.Value
+		if err == nil {
+			val, err = f(ext)
+		}
 		if err == nil && !val.IsNull() && val.Bool() {
 			node = &matchNode{parent: parent, pos: at, v: v}
 		}
@@ -785,7 +799,10 @@ func (o *matchOp) measure(p *matchPartition) (types.Row, error) {
 	n := len(o.cfg.part)
 	row := make(types.Row, n+len(o.cfg.measures))
 	copy(row, p.keyRow)
-	ext := o.extended(p, p.row(p.best.pos), p.best, o.cfg.allNavs)
+	ext, err := o.extended(p, p.row(p.best.pos), p.best, o.cfg.allNavs)
+	if err != nil {
+		return nil, err
+	}
 	for i, f := range o.cfg.measures {
 		v, err := f(ext)
 		if err != nil {
@@ -799,7 +816,7 @@ func (o *matchOp) measure(p *matchPartition) (types.Row, error) {
 // extended is row followed by the navigation values over the rows of the match from
 // p.start to last (the candidate row, when it is one, mapped last); only the navs
 // listed in reads are computed, the others are NULL.
-func (o *matchOp) extended(p *matchPartition, row types.Row, last *matchNode, reads []int) types.Row {
+func (o *matchOp) extended(p *matchPartition, row types.Row, last *matchNode, reads []int) (types.Row, error) {
 	cfg := o.cfg
 	ext := append(o.ext[:0], row...)
 	for range cfg.navs {
@@ -863,78 +880,43 @@ func (o *matchOp) extended(p *matchPartition, row types.Row, last *matchNode, re
 				v = p.row(last.pos)[cfg.timeCol]
 			}
 		case planner.NavAgg:
-			v = o.aggregate(p, nav, nv, last)
+			var err error
+			if v, err = o.aggregate(p, nav, i, last); err != nil {
+				return nil, err
+			}
 		}
 		ext[len(row)+i] = v
 	}
 	o.ext = ext
-	return ext
+	return ext, nil
 }
 
-func (o *matchOp) aggregate(p *matchPartition, nav planner.MatchNav, nv int32, last *matchNode) types.Value {
-	var (
-		count int64
-		isum  int64
-		fsum  float64
-		best  types.Value
-	)
+func (o *matchOp) aggregate(p *matchPartition, nav planner.MatchNav, i int, last *matchNode) (types.Value, error) {
+	nv := o.cfg.navVar[i]
 	if nav.Col < 0 && nv < 0 {
-		return types.BigIntValue(int64(last.pos - p.start + 1)) // COUNT(*)
+		return types.BigIntValue(int64(last.pos - p.start + 1)), nil // COUNT(*)
 	}
-	kind := nav.T.Kind
+	// The rows in match order, as Flink's aggregates see them (a float sum's rounding
+	// depends on it).
+	rows := o.aggRows[:0]
 	for n := last; n != nil; n = n.parent {
-		if nv >= 0 && n.v != nv {
-			continue
-		}
-		if nav.Col < 0 {
-			count++
-			continue
-		}
-		x := p.row(n.pos)[nav.Col]
-		if x.IsNull() {
-			continue
-		}
-		count++
-		switch nav.Agg {
-		case planner.AggMin, planner.AggMax:
-			c := types.Compare(x, best)
-			if best.IsNull() || nav.Agg == planner.AggMin && c < 0 || nav.Agg == planner.AggMax && c > 0 {
-				best = x
-			}
-		case planner.AggSum, planner.AggAvg:
-			switch kind {
-			case types.Float, types.Double:
-				fsum += x.Float()
-			default:
-				isum += x.Int()
-			}
+		if nv < 0 || n.v == nv {
+			rows = append(rows, n.pos)
 		}
 	}
-	switch nav.Agg {
-	case planner.AggCount:
-		return types.BigIntValue(count)
-	case planner.AggMin, planner.AggMax:
-		return best
-	}
-	if count == 0 {
-		return types.Value{}
-	}
-	switch kind {
-	case types.Float:
-		if nav.Agg == planner.AggAvg {
-			fsum /= float64(count)
+	o.aggRows = rows
+	b := o.cfg.aggs[i].NewBuffer()
+	one := types.BigIntValue(1) // COUNT(v.*) counts rows
+	for k := len(rows) - 1; k >= 0; k-- {
+		v := one
+		if nav.Col >= 0 {
+			v = p.row(rows[k])[nav.Col]
 		}
-		return types.FloatValue(fsum)
-	case types.Double:
-		if nav.Agg == planner.AggAvg {
-			fsum /= float64(count)
+		if err := b.Add(v); err != nil {
+			return types.Value{}, err
 		}
-		return types.DoubleValue(fsum)
 	}
-	if nav.Agg == planner.AggAvg {
-		isum /= count // integer AVG truncates, as Flink's does
-	}
-	return types.IntValue(kind, isum)
+	return b.Result(), nil
 }
 
 // Checkpointed state, under the operator's state id: "w" the watermark, "n<kg>" the

@@ -614,3 +614,53 @@ func TestMatchRecognizeEmptyIterations(t *testing.T) {
 		})
 	}
 }
+
+// TestMatchRecognizeDecimalSubquery: Flink's aggregation example (the longest periods
+// whose average price stays below 15) over a subquery that makes the price a DECIMAL:
+// the page's two rows, with SUM and AVG of DECIMAL computed exactly.
+func TestMatchRecognizeDecimalSubquery(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i, p := range []int{12, 17, 13, 16, 25, 2, 4, 10, 15, 25, 25, 30} {
+		fmt.Fprintf(&b, `{"symbol":"ACME","rowtime":"2011-04-01 10:00:%02d.000","price":%d,"tax":1}`+"\n", i, p)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "t.json"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := fmt.Sprintf(`CREATE TABLE Ticker (symbol STRING, rowtime TIMESTAMP(3), price BIGINT, tax BIGINT,
+  WATERMARK FOR rowtime AS rowtime - INTERVAL '1' SECOND) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
+SELECT *
+FROM (SELECT symbol, rowtime, CAST(price AS DECIMAL(10, 2)) AS price FROM Ticker)
+    MATCH_RECOGNIZE (
+        PARTITION BY symbol
+        ORDER BY rowtime
+        MEASURES
+            FIRST(A.rowtime) AS start_tstamp,
+            LAST(A.rowtime) AS end_tstamp,
+            FINAL AVG(A.price) AS avgPrice,
+            SUM(A.price) AS total
+        ONE ROW PER MATCH
+        AFTER MATCH SKIP PAST LAST ROW
+        PATTERN (A+ B)
+        DEFINE
+            A AS AVG(A.price) < 15
+    ) MR;`, dir)
+	plan := planSQL(t, q)
+	var got []string
+	j, err := NewJob(plan, Options{Collect: func(_ connectors.RowKind, r types.Row) {
+		got = append(got, fmt.Sprint(r))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"[ACME 2011-04-01 10:00:00.000 2011-04-01 10:00:03.000 14.5 58]",
+		"[ACME 2011-04-01 10:00:05.000 2011-04-01 10:00:10.000 13.5 81]",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}

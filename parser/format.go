@@ -825,6 +825,9 @@ func (f *formatter) call(e *FuncCall) {
 	if f.formatJSONCall(e) { // json.go
 		return
 	}
+	if f.formatMatchSemantics(e) { // match.go
+		return
+	}
 	switch {
 	case special && e.Name == "EXTRACT" && len(args) == 2 && timeUnitAt(0):
 		f.WriteString("EXTRACT(")

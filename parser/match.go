@@ -151,11 +151,34 @@ func (l *lowering) emitMatchRecognize(i, hi int) (int, error) {
 	p := l.p
 	t := p.toks[i]
 	n := len(l.toks)
+	if sub := l.subqueryBefore(i); sub >= 0 {
+		// FROM (SELECT ...) MATCH_RECOGNIZE (...): the subquery, lowered already, is
+		// parsed again on its own and becomes the input.
+		open := l.toks[sub].src
+		q, err := p.lowerQuery(open+1, i-1, []string{"')'"})
+		if err != nil {
+			return 0, err
+		}
+		m, err := l.group(i+1, hi)
+		if err != nil {
+			return 0, err
+		}
+		mr := &MatchRecognize{At: t.pos, Input: &SubqueryTable{At: p.toks[open].pos, Query: q}}
+		if err := p.parseMatchBody(mr, i+2, m); err != nil {
+			return 0, err
+		}
+		kept := l.buf.String()[:l.toks[sub].start-1] // without the space before it
+		l.buf.Reset()
+		l.buf.WriteString(kept)
+		l.toks = l.toks[:sub]
+		l.emitLeaf(open, &leaf{kind: leafTable, pos: p.toks[open].pos, table: mr})
+		return m + 1, nil
+	}
 	if n == 0 || l.toks[n-1].leaf == nil || l.toks[n-1].leaf.kind != leafIdent || !l.tableStartsAt(n-1) {
 		if n > 0 && l.toks[n-1].leaf != nil && l.tableStartsAt(n-1) {
-			return 0, unsupportedErr(t.pos, "MATCH_RECOGNIZE over a subquery or table function is not supported yet: name the input with WITH or a view")
+			return 0, unsupportedErr(t.pos, "MATCH_RECOGNIZE over a table function is not supported yet: name the input with WITH or a view")
 		}
-		return 0, syntaxErr(t.pos, "MATCH_RECOGNIZE must follow the name of a table in FROM, before its alias (FROM t MATCH_RECOGNIZE (...) AS m)")
+		return 0, syntaxErr(t.pos, "MATCH_RECOGNIZE must follow the name of a table or a (query) in FROM, before its alias (FROM t MATCH_RECOGNIZE (...) AS m)")
 	}
 	lf := l.toks[n-1].leaf
 	if lf.asOf != nil {
@@ -171,6 +194,61 @@ func (l *lowering) emitMatchRecognize(i, hi int) (int, error) {
 	}
 	l.toks[n-1].leaf = &leaf{kind: leafTable, pos: lf.pos, table: mr}
 	return m + 1, nil
+}
+
+// emitMatchSemantics lowers FINAL nav(...) or RUNNING nav(...) (MEASURES and DEFINE
+// of MATCH_RECOGNIZE) to the call FINAL(nav(...)): the planner says what it means.
+func (l *lowering) emitMatchSemantics(i, hi int, w string) (int, error) {
+	p := l.p
+	t := p.toks[i]
+	m, err := l.group(i+2, hi)
+	if err != nil {
+		return 0, err
+	}
+	e, err := p.lowerExpr(i+1, m+1, []string{"')'"})
+	if err != nil {
+		return 0, err
+	}
+	l.emitLeaf(i, &leaf{kind: leafExpr, pos: t.pos, expr: &FuncCall{At: t.pos, Name: w, Args: []Expr{e}}})
+	return m + 1, nil
+}
+
+// formatMatchSemantics formats what emitMatchSemantics parses.
+func (f *formatter) formatMatchSemantics(e *FuncCall) bool {
+	if e.Name != "FINAL" && e.Name != "RUNNING" || len(e.Args) != 1 || e.Distinct || e.Star || e.Filter != nil || e.Over != nil {
+		return false
+	}
+	if _, ok := e.Args[0].(*FuncCall); !ok {
+		return false
+	}
+	f.WriteString(e.Name + " ")
+	f.expr(e.Args[0])
+	return true
+}
+
+// subqueryBefore returns the index in l.toks of the '(' that opens a (query) in a
+// table position ending right before source token i, or -1.
+func (l *lowering) subqueryBefore(i int) int {
+	p := l.p
+	if i == 0 || !p.toks[i-1].isOp(")") {
+		return -1
+	}
+	open := p.match[i-1]
+	if open < 0 || open+1 >= i-1 || !(p.toks[open+1].is("SELECT") || p.toks[open+1].is("WITH") || p.toks[open+1].isOp("(")) {
+		return -1
+	}
+	for k := len(l.toks) - 1; k >= 0; k-- {
+		if l.toks[k].src == open && l.toks[k].text == "(" {
+			if l.tableStartsAt(k) {
+				return k
+			}
+			return -1
+		}
+		if l.toks[k].src < open {
+			break
+		}
+	}
+	return -1
 }
 
 // matchEnd returns the first top-level clause word in toks[lo:hi], or hi.

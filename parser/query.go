@@ -521,6 +521,8 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 		return 0, unsupportedErr(t.pos, "unsupported: NULLS %s (pipesql runs no ORDER BY on a stream)", nt.val)
 	case w == "MATCH_RECOGNIZE" && nt.isOp("("):
 		return l.emitMatchRecognize(i, hi) // match.go
+	case (w == "FINAL" || w == "RUNNING") && nt.kind == tokWord && l.tok(i+2, hi).isOp("("):
+		return l.emitMatchSemantics(i, hi, w) // match.go
 	case unsupportedWords[w] != "":
 		return 0, unsupportedErr(t.pos, "%s", unsupportedWords[w])
 	case junkWords[w]:

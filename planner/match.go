@@ -172,7 +172,7 @@ func (p *planner) planMatchRecognize(x *parser.MatchRecognize, env *cteEnv) (*re
 		return nil, errAt(x.At, ErrUnsupported, "unsupported: MATCH_RECOGNIZE over an updating input: it needs an insert-only (append) input")
 	}
 	if x.AllRows {
-		return nil, errAt(x.At, ErrUnsupported, "unsupported: ALL ROWS PER MATCH is not supported yet: write ONE ROW PER MATCH")
+		return nil, errAt(x.At, ErrUnsupported, "unsupported: ALL ROWS PER MATCH is not supported (Flink does not support it either): write ONE ROW PER MATCH")
 	}
 	width := len(in.scope.cols)
 	m := &Match{At: x.At, Input: in.node, Pattern: x.Pattern, After: x.After}
@@ -342,6 +342,9 @@ func (p *planner) planMatchRecognize(x *parser.MatchRecognize, env *cteEnv) (*re
 
 func navName(i int) string { return fmt.Sprintf("$match_nav%d", i) }
 
+// matchNavigation are the calls FINAL applies to.
+var matchNavigation = map[string]bool{"FIRST": true, "LAST": true, "COUNT": true, "SUM": true, "AVG": true, "MIN": true, "MAX": true}
+
 // navBinder rewrites DEFINE and MEASURES expressions: navigation becomes identifiers of
 // the slots it adds to the Match.
 type navBinder struct {
@@ -445,9 +448,26 @@ func (nb *navBinder) rewrite(e parser.Expr, define bool) (parser.Expr, error) {
 			t := nb.in.cols[c].t.Nullable().WithoutTimeAttr()
 			return nb.slot(MatchNav{Kind: kind, Var: v, Col: c, Offset: off, T: t}, x.Pos()), nil
 		case "NEXT":
-			return nil, errAt(x.At, ErrUnsupported, "unsupported: NEXT in MATCH_RECOGNIZE is not supported yet (Flink supports PREV only)")
-		case "CLASSIFIER", "MATCH_NUMBER", "RUNNING", "FINAL", "MATCH_PROCTIME":
-			return nil, errAt(x.At, ErrUnsupported, "unsupported: %s in MATCH_RECOGNIZE is not supported yet", x.Name)
+			return nil, errAt(x.At, ErrUnsupported, "unsupported: NEXT in MATCH_RECOGNIZE is not supported (Flink does not support it either; PREV is)")
+		case "CLASSIFIER", "MATCH_NUMBER":
+			return nil, errAt(x.At, ErrUnsupported, "unsupported: %s() in MATCH_RECOGNIZE is not supported (Flink does not support it either)", x.Name)
+		case "RUNNING":
+			return nil, errAt(x.At, ErrUnsupported, "unsupported: RUNNING in MATCH_RECOGNIZE is not supported (Flink does not support it either: its measures have FINAL semantics)")
+		case "FINAL":
+			// ONE ROW PER MATCH computes the measures over the whole match: FINAL is what
+			// they mean already (Flink drops it the same way).
+			if define {
+				return nil, errAt(x.At, ErrUnsupported, "unsupported: FINAL in DEFINE: a condition sees the match so far (FINAL is for MEASURES)")
+			}
+			if len(x.Args) != 1 {
+				return nil, errAt(x.At, ErrUnsupported, "FINAL takes one navigation or aggregate (FINAL LAST(A.price))")
+			}
+			if f, ok := x.Args[0].(*parser.FuncCall); !ok || !matchNavigation[f.Name] {
+				return nil, errAt(x.At, ErrUnsupported, "FINAL applies to FIRST, LAST or an aggregate (FINAL LAST(A.price)), not %s", parser.Format(x.Args[0]))
+			}
+			return rw(x.Args[0])
+		case "MATCH_PROCTIME":
+			return nil, errAt(x.At, ErrUnsupported, "unsupported: MATCH_PROCTIME() in MATCH_RECOGNIZE is not supported yet")
 		case "MATCH_ROWTIME":
 			if define {
 				return nil, errAt(x.At, ErrUnsupported, "unsupported: MATCH_ROWTIME() in DEFINE: it is a measure")
@@ -462,7 +482,7 @@ func (nb *navBinder) rewrite(e parser.Expr, define bool) (parser.Expr, error) {
 			return nb.slot(MatchNav{Kind: NavRowtime, Col: -1, T: t}, x.Pos()), nil
 		case "COUNT", "SUM", "AVG", "MIN", "MAX":
 			if x.Distinct {
-				return nil, errAt(x.At, ErrUnsupported, "unsupported: %s(DISTINCT ...) in MATCH_RECOGNIZE is not supported yet", x.Name)
+				return nil, errAt(x.At, ErrUnsupported, "unsupported: %s(DISTINCT ...) in MATCH_RECOGNIZE is not supported (Flink does not support DISTINCT aggregates there either)", x.Name)
 			}
 			fn := AggFunc(x.Name)
 			if x.Star || len(x.Args) == 0 {
@@ -487,9 +507,6 @@ func (nb *navBinder) rewrite(e parser.Expr, define bool) (parser.Expr, error) {
 			v, c, err := nb.varCol(x.Args[0], x.Name)
 			if err != nil {
 				return nil, err
-			}
-			if k := nb.in.cols[c].t.Kind; k == types.Decimal && (fn == AggSum || fn == AggAvg) {
-				return nil, errAt(x.At, ErrUnsupported, "unsupported: %s of a DECIMAL in MATCH_RECOGNIZE is not supported yet", x.Name)
 			}
 			t, err := aggResultType(fn, nb.in.cols[c].t)
 			if err != nil {
