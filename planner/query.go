@@ -94,21 +94,40 @@ func (p *planner) planQuery(q *parser.Query, env *cteEnv) (*relation, error) {
 		}
 		rel = r
 	}
-	if q.Limit != nil {
-		lit, err := (&binder{scope: &scope{}, clause: "LIMIT"}).bind(q.Limit)
+	if q.Limit != nil && !isSortLimit(rel.node) {
+		n, err := limitCount(q.Limit)
 		if err != nil {
 			return nil, err
-		}
-		l, ok := lit.(*Literal)
-		if !ok || !l.T.IsInteger() || l.Value.IsNull() || l.Value.Int() < 0 {
-			return nil, errAt(q.Limit.Pos(), ErrTypeMismatch, "LIMIT must be a non-negative integer constant")
 		}
 		if rel.changelog != InsertOnly {
 			return nil, errAt(q.Limit.Pos(), ErrUnsupported, "unsupported: LIMIT over an updating input")
 		}
-		rel = &relation{node: &Limit{Input: rel.node, N: l.Value.Int()}, scope: rel.scope, changelog: rel.changelog}
+		rel = &relation{node: &Limit{Input: rel.node, N: n}, scope: rel.scope, changelog: rel.changelog}
 	}
 	return rel, nil
+}
+
+// limitCount is the row count of LIMIT n.
+func limitCount(limit parser.Expr) (int64, error) {
+	lit, err := (&binder{scope: &scope{}, clause: "LIMIT"}).bind(limit)
+	if err != nil {
+		return 0, err
+	}
+	l, ok := lit.(*Literal)
+	if !ok || !l.T.IsInteger() || l.Value.IsNull() || l.Value.Int() < 0 {
+		return 0, errAt(limit.Pos(), ErrTypeMismatch, "LIMIT must be a non-negative integer constant")
+	}
+	return l.Value.Int(), nil
+}
+
+// isSortLimit reports whether n is the SortLimit that planOrderBy made of ORDER BY ...
+// LIMIT (under the Calc that drops its hidden columns), which applies the LIMIT itself.
+func isSortLimit(n Node) bool {
+	if c, ok := n.(*Calc); ok {
+		n = c.Input
+	}
+	r, ok := n.(*Rank)
+	return ok && r.SortLimit
 }
 
 // selectItem is one output column of a select list after '*' is expanded.

@@ -72,6 +72,9 @@ type Rank struct {
 	RankNumber  bool
 	Out         types.Schema // the input columns, then the rank number when RankNumber
 	UniqueKey   []int        // UpdateFastStrategy: the input's unique key
+	// SortLimit: ORDER BY ... LIMIT End over the whole input (no PartitionBy, rows
+	// 1..End, no rank number), which EXPLAIN names as Flink does.
+	SortLimit bool
 }
 
 // Deduplicate keeps one row per key: the first (KeepLast false) or the last by the time
@@ -106,6 +109,9 @@ func (n *Deduplicate) Schema() types.Schema { return n.Out }
 
 func (n *Rank) Explain() string {
 	in := n.Input.Schema()
+	if n.SortLimit {
+		return fmt.Sprintf("SortLimit(orderBy=[%s], offset=[0], fetch=[%d], strategy=[%s])", sortKeysString(in, n.OrderBy), n.End, n.strategyText())
+	}
 	part := make([]string, len(n.PartitionBy))
 	for i, k := range n.PartitionBy {
 		part[i] = in[k].Name

@@ -20,6 +20,12 @@ import (
 // processing-time attribute, which Flink runs by sorting the rows of each millisecond of
 // wall clock by the other keys, is refused here (not built).
 
+// ORDER BY with LIMIT, when the first key is not an ascending event-time attribute
+// (ORDER BY cnt DESC LIMIT 10 over a GROUP BY), is Flink's SortLimit: a Top-N over the
+// whole input, one partition, kept as a Rank (ROW_NUMBER, rows 1..N, no rank column),
+// whose result is updating. An ORDER BY key that is an expression or an aggregate is
+// computed as a hidden column of the select list, sorted by and projected away.
+
 // TemporalSort emits the rows of its insert-only input sorted by OrderBy, whose first key
 // is the ascending event-time attribute: a row is emitted when the watermark reaches its
 // time, rows of one time in the order of the other keys and then of arrival. A row at or
@@ -62,7 +68,7 @@ func (p *planner) planOrderBy(q *parser.Query, rel *relation, env *cteEnv) (*rel
 		ext := *sel
 		ext.Items = slices.Clone(sel.Items)
 		for i, it := range q.OrderBy {
-			if _, err := b.bind(it.Expr); errors.Is(err, ErrUnknownColumn) {
+			if x, err := b.bind(it.Expr); errors.Is(err, ErrUnknownColumn) || errors.Is(err, ErrMisplacedAggregate) || err == nil && !isColumnOrPosition(x) {
 				hidden[i] = width + len(hidden)
 				ext.Items = append(ext.Items, parser.SelectItem{At: it.At, Expr: it.Expr, Alias: hiddenName(it.Expr, i, ext.Items, rel.scope)})
 			}
@@ -77,6 +83,7 @@ func (p *planner) planOrderBy(q *parser.Query, rel *relation, env *cteEnv) (*rel
 	}
 	b := &binder{scope: in.scope, clause: "ORDER BY"}
 	keys := make([]SortKey, 0, len(q.OrderBy))
+	sortLimit := false
 	for i, it := range q.OrderBy {
 		var x Expr
 		if col, ok := hidden[i]; ok {
@@ -101,7 +108,10 @@ func (p *planner) planOrderBy(q *parser.Query, rel *relation, env *cteEnv) (*rel
 		if !ok {
 			return nil, errAt(it.At, ErrUnsupported, "unsupported: ORDER BY %s: order by a column", parser.Format(it.Expr))
 		}
-		if i == 0 {
+		if i == 0 && q.Limit != nil && (ref.T.TimeAttr != types.RowTime || it.Desc) {
+			sortLimit = true
+		}
+		if i == 0 && !sortLimit {
 			switch {
 			case ref.T.TimeAttr == types.ProcTime:
 				return nil, errAt(it.At, ErrUnsupported, "unsupported: ORDER BY a processing-time attribute (%s); sort on an event-time attribute", parser.Format(it.Expr))
@@ -115,6 +125,25 @@ func (p *planner) planOrderBy(q *parser.Query, rel *relation, env *cteEnv) (*rel
 		keys = append(keys, SortKey{Col: ref.Index, Desc: it.Desc})
 	}
 	var node Node = &TemporalSort{Input: in.node, OrderBy: keys}
+	changelog := InsertOnly
+	if sortLimit {
+		n, err := limitCount(q.Limit)
+		if err != nil {
+			return nil, err
+		}
+		r := &Rank{Input: in.node, Type: RowNumber, Start: 1, End: n, OrderBy: keys, SortLimit: true}
+		if in.changelog != InsertOnly {
+			r.Strategy = RetractStrategy
+			if key, ok := rankUniqueKey(r); ok { // rank_strategy.go
+				r.Strategy, r.UniqueKey = UpdateFastStrategy, key
+			}
+		}
+		for _, c := range in.node.Schema() {
+			c.Type = c.Type.WithoutTimeAttr()
+			r.Out = append(r.Out, c)
+		}
+		node, changelog = r, Updating
+	}
 	if len(hidden) > 0 {
 		out := slices.Clone(node.Schema()[:width])
 		projs := make([]Expr, width)
@@ -123,7 +152,26 @@ func (p *planner) planOrderBy(q *parser.Query, rel *relation, env *cteEnv) (*rel
 		}
 		node = &Calc{Input: node, Projections: projs, Out: out}
 	}
-	return &relation{node: node, scope: rel.scope, changelog: InsertOnly}, nil
+	out := rel.scope
+	if sortLimit { // the Rank's columns are no time attributes
+		out = &scope{cols: slices.Clone(rel.scope.cols)}
+		for i := range out.cols {
+			out.cols[i].t = out.cols[i].t.WithoutTimeAttr()
+		}
+	}
+	return &relation{node: node, scope: out, changelog: changelog}, nil
+}
+
+// isColumnOrPosition reports whether an ORDER BY key bound to x names a column: a
+// column reference, or a position in the select list (ORDER BY 2).
+func isColumnOrPosition(x Expr) bool {
+	switch x := x.(type) {
+	case *ColumnRef:
+		return true
+	case *Literal:
+		return x.T.IsInteger() && !x.Value.IsNull()
+	}
+	return false
 }
 
 // hiddenName names the hidden column of ORDER BY item i: the column's own name, unless
