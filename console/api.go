@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/pipesql/pipesql/connectors"
+	"github.com/pipesql/pipesql/connectors/formats"
 	"github.com/pipesql/pipesql/engine"
 	"github.com/pipesql/pipesql/exec"
 	"github.com/pipesql/pipesql/obs"
 	"github.com/pipesql/pipesql/planner"
+	"github.com/pipesql/pipesql/types"
 )
 
 // jobSummary is a job in the jobs list (GET /api/jobs).
@@ -68,6 +70,7 @@ type jobDetail struct {
 	Exceptions  []exceptionView  `json:"exceptions"`
 	Sources     []sourceView     `json:"sources"`
 	Watermark   watermarkView    `json:"watermark"`
+	Results     []resultsView    `json:"results"`
 	At          string           `json:"at"`
 	Savepoints  savepointSetting `json:"savepoints"`
 }
@@ -77,6 +80,26 @@ type savepointSetting struct {
 	// actions then need a directory of their own).
 	Dir          string `json:"dir,omitempty"`
 	Checkpointed bool   `json:"checkpointing"`
+}
+
+// resultsView is the latest rows a sink (or a SELECT's collect) wrote.
+type resultsView struct {
+	Node      string `json:"node"`            // the graph node of the sink
+	Table     string `json:"table,omitempty"` // "" for a SELECT's results
+	Connector string `json:"connector,omitempty"`
+	// Columns are the columns written; Rows the latest rows, oldest first, at most
+	// exec.RecentRowsKept; Written how many rows were written since the console first
+	// asked for them (the sink keeps rows only from then on).
+	Columns []string    `json:"columns"`
+	Rows    []resultRow `json:"rows"`
+	Written int64       `json:"rows_written"`
+}
+
+// resultRow is one row written: its change kind (+I, -U, +U, -D) and its values as
+// the print connector shows them.
+type resultRow struct {
+	Kind   string   `json:"kind"`
+	Values []string `json:"values"`
 }
 
 type watermarkView struct {
@@ -275,6 +298,8 @@ func (h *handler) detail(j *engine.Job) jobDetail {
 		d.Graph = append(d.Graph, v)
 	}
 
+	d.Results = results(j, d.Graph)
+
 	for _, src := range m.Sources {
 		measures := map[string]map[string]float64{} // split -> name -> value
 		for _, ms := range src.Connector {
@@ -330,6 +355,54 @@ func (h *handler) detail(j *engine.Job) jobDetail {
 		d.Exceptions = append(d.Exceptions, exceptionView{At: stamp(e.At), Error: e.Err, Restart: e.Restart})
 	}
 	return d
+}
+
+// results gives the latest rows of each sink whose output can be read: every sink
+// but a blackhole, and a SELECT's collect.
+func results(j *engine.Job, graph []graphView) []resultsView {
+	out := []resultsView{}
+	for _, n := range graph {
+		if n.op < 0 {
+			continue
+		}
+		v := resultsView{Node: n.ID, Rows: []resultRow{}, Columns: []string{}}
+		switch p := n.plan.(type) {
+		case *planner.Sink:
+			v.Table = p.Table
+			if p.Connector != nil {
+				v.Connector = p.Connector.Name
+			}
+			if v.Connector == "blackhole" {
+				continue
+			}
+		case *planner.Collect:
+		default:
+			continue
+		}
+		cols, rows, written, ok := j.Exec().RecentRows(n.op)
+		if !ok {
+			continue
+		}
+		for _, c := range cols {
+			v.Columns = append(v.Columns, c.Name)
+		}
+		var buf []byte
+		for _, r := range rows {
+			row := resultRow{Kind: r.Kind.String(), Values: make([]string, len(r.Row))}
+			for i, val := range r.Row {
+				var t types.Type
+				if i < len(cols) {
+					t = cols[i].Type
+				}
+				buf = formats.AppendPrintValue(buf[:0], val, t)
+				row.Values[i] = string(buf)
+			}
+			v.Rows = append(v.Rows, row)
+		}
+		v.Written = written
+		out = append(out, v)
+	}
+	return out
 }
 
 // backpressureLevel names a share of time backpressured as Flink's web UI does.

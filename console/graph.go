@@ -22,6 +22,8 @@ type graphNode struct {
 	Fused bool   `json:"fused,omitempty"`
 	// op is the index of the task's metrics in exec.Metrics.Operators, -1 for none.
 	op int
+	// plan is the plan node drawn.
+	plan planner.Node
 }
 
 // buildGraph lays out the nodes of every pipeline of prog, each pipeline's root first,
@@ -92,7 +94,7 @@ func (b *graphBuilder) add(n planner.Node) *graphNode {
 	kind := fmt.Sprintf("%T", n)
 	kind = kind[strings.LastIndex(kind, ".")+1:]
 	g := &graphNode{ID: fmt.Sprintf("p%d-n%d", b.pipeline, len(b.nodes)+1), Pipeline: b.pipeline, Kind: kind,
-		Explain: n.Explain(), Children: []string{}, op: -1}
+		Explain: n.Explain(), Children: []string{}, op: -1, plan: n}
 	b.nodes = append(b.nodes, g)
 	return g
 }

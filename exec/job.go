@@ -617,16 +617,19 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 			conn = n.Connector.Name
 		}
 		desc := fmt.Sprintf("sink %s (%s) v%d", n.Table, conn, stateVersion)
-		return &opSpec{name: "sink " + n.Table, stateDesc: desc, build: func(rt *runEnv, m *opMetrics) (operator, error) {
-			return &sinkOp{node: n, settings: rt.settings, log: rt.log, clock: rt.clock, checkpointed: rt.checkpointed[pipeline], metrics: m}, nil
+		recent := &recentRows{schema: n.Out}
+		return &opSpec{name: "sink " + n.Table, stateDesc: desc, recent: recent, build: func(rt *runEnv, m *opMetrics) (operator, error) {
+			return &sinkOp{node: n, settings: rt.settings, log: rt.log, clock: rt.clock, checkpointed: rt.checkpointed[pipeline], metrics: m,
+				recent: recent}, nil
 		}}, nil
 	case *planner.Collect:
 		collect := c.opts.Collect
 		if collect == nil {
 			return nil, ErrNoCollector
 		}
-		return &opSpec{name: "collect", build: func(*runEnv, *opMetrics) (operator, error) {
-			return &collectOp{collect: collect}, nil
+		recent := &recentRows{schema: n.Schema()}
+		return &opSpec{name: "collect", recent: recent, build: func(*runEnv, *opMetrics) (operator, error) {
+			return &collectOp{collect: collect, recent: recent}, nil
 		}}, nil
 	case *planner.WatermarkAssigner:
 		return nil, fmt.Errorf("%w: %s must be right above a table scan", ErrUnsupportedPlan, n.Explain())

@@ -111,6 +111,9 @@ type opSpec struct {
 	// input port of ops[to] of the pipeline, to is -1 for the root.
 	inputs   int
 	to, port int
+	// recent keeps the latest rows of a sink or collect (Job.RecentRows), nil for
+	// other operators.
+	recent *recentRows
 }
 
 // nopOperator provides the methods an operator does not need.

@@ -34,6 +34,7 @@ type sinkOp struct {
 	committed  uint64 // the last checkpoint it committed
 	// metrics shows the connector's connectors.Status, when it has one, while it is open.
 	metrics *opMetrics
+	recent  *recentRows // the latest rows written, once asked for
 }
 
 // sinkStateKey is the key of a committing sink's state.
@@ -95,6 +96,9 @@ func (s *sinkOp) processBatch(ctx context.Context, b batch, _ *outbox) error {
 		kinds = make([]connectors.RowKind, len(b.rows)) // all connectors.Insert
 	}
 	err := s.sink.Write(ctx, connectors.ChangeBatch{Kinds: kinds, Rows: b.rows})
+	if err == nil {
+		s.recent.add(b.kinds, b.rows)
+	}
 	s.report(false)
 	return err
 }
@@ -163,12 +167,14 @@ func (s *sinkOp) close() error {
 type collectOp struct {
 	nopOperator
 	collect func(connectors.RowKind, types.Row)
+	recent  *recentRows
 }
 
 func (c *collectOp) processBatch(_ context.Context, b batch, _ *outbox) error {
 	for i, r := range b.rows {
 		c.collect(b.kind(i), r)
 	}
+	c.recent.add(b.kinds, b.rows)
 	return nil
 }
 

@@ -110,6 +110,7 @@ async function showJob(id) {
   facts(d);
   charts(id, d);
   graph(d.graph);
+  results(d.results || []);
   partitions(d.partitions);
   checkpoints(d.checkpoints);
   exceptions(d);
@@ -254,6 +255,23 @@ function graph(nodes) {
     kids.push(g);
   }
   svg.replaceChildren(...kids);
+}
+
+// The latest rows of each readable sink, newest first, with their change kinds.
+function results(rs) {
+  $("results-wrap").hidden = rs.length === 0;
+  $("results").replaceChildren(...rs.map((r) => {
+    const title = r.table ? "sink " + r.table + (r.connector ? " (" + r.connector + ")" : "") : "SELECT results";
+    const note = r.rows.length ? `latest ${r.rows.length} of ${r.rows_written} rows written since the page opened` :
+      "no rows written since the page opened";
+    return el("div", { class: "results", "data-node": r.node, "data-table": r.table || "" },
+      el("h3", {}, title + " ", el("span", { class: "muted" }, note)),
+      el("table", { class: "grid results-table" },
+        el("thead", {}, el("tr", {}, el("th", {}, "kind"), ...r.columns.map((c) => el("th", {}, c)))),
+        el("tbody", {}, ...r.rows.slice().reverse().map((row) => el("tr", { "data-kind": row.kind },
+          el("td", { class: "kind k" + row.kind.replace("+", "p").replace("-", "m") }, row.kind),
+          ...row.values.map((v) => el("td", {}, v)))))));
+  }));
 }
 
 function partitions(ps) {
