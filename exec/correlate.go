@@ -10,7 +10,8 @@ import (
 )
 
 // correlateOp runs a planner.Correlate (UNNEST): each input row is followed by the
-// columns of each element of its collection, and keeps its change kind. Stateless.
+// columns of each element of its collection, and keeps its change kind. Stateless. With
+// replicate ($REPLICATE_ROWS$1) each input row is emitted as many times as arg says.
 type correlateOp struct {
 	nopOperator
 	arg        eval.Evaluator
@@ -20,6 +21,8 @@ type correlateOp struct {
 	isMap      bool
 	ordinality bool
 	left       bool
+	// replicate emits each input row arg times (INTERSECT ALL, EXCEPT ALL).
+	replicate bool
 }
 
 func compileCorrelate(n *planner.Correlate, env eval.Env) (*correlateOp, error) {
@@ -27,8 +30,14 @@ func compileCorrelate(n *planner.Correlate, env eval.Env) (*correlateOp, error) 
 	if err != nil {
 		return nil, fmt.Errorf("UNNEST(%s): %w", n.Arg, err)
 	}
-	op := &correlateOp{arg: arg, inWidth: len(n.Input.Schema()), width: n.Width(), ordinality: n.Ordinality, left: n.Left}
+	op := &correlateOp{arg: arg, inWidth: len(n.Input.Schema()), width: n.Width(), ordinality: n.Ordinality, left: n.Left, replicate: n.Replicate}
 	t := n.Arg.Type()
+	if n.Replicate {
+		if !t.IsInteger() || op.width != 0 {
+			return nil, fmt.Errorf("%w: $REPLICATE_ROWS$1 of %s adding %d columns", ErrUnsupportedPlan, t, op.width)
+		}
+		return op, nil
+	}
 	switch t.Kind {
 	case types.Array:
 		op.rowElems = t.Elem.Kind == types.Struct
@@ -50,6 +59,14 @@ func (c *correlateOp) processBatch(ctx context.Context, b batch, out *outbox) er
 			return err
 		}
 		kind := b.kind(i)
+		if c.replicate {
+			for k := int64(0); !v.IsNull() && k < v.Int(); k++ {
+				if err := out.emit(ctx, kind, c.make(row)); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		n := len(v.Elems())
 		if c.isMap {
 			n = len(v.Entries())

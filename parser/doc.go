@@ -29,7 +29,9 @@
 // niladic functions such as CURRENT_TIMESTAMP, FULL JOIN, WITH clauses, the nested-type
 // syntax (ARRAY[...], MAP[...], element access x[i] and field access after it, UNNEST(...)
 // [WITH ORDINALITY] AS t(cols) in FROM) and the SQL/JSON forms of JSON_OBJECT, JSON_ARRAY
-// and JSON_VALUE ... RETURNING (json.go). A dotted name stays one Ident: whether t.r.f is
+// and JSON_VALUE ... RETURNING (json.go). A query with INTERSECT or EXCEPT is cut at its set
+// operators and each operand lowered on its own, INTERSECT binding tighter (setop.go):
+// sqlparser knows UNION only. A dotted name stays one Ident: whether t.r.f is
 // a column of t and its field or a column's two fields is for the planner. Words that
 // are MySQL keywords but not Flink ones (KEY, STATUS, DIV) stay identifiers.
 //

@@ -397,7 +397,13 @@ func (f *formatter) body(b QueryBody) {
 	case *Select:
 		f.selectBody(b)
 	case *SetOp:
-		f.body(b.Left)
+		if l, ok := b.Left.(*SetOp); ok && b.Op == "INTERSECT" && l.Op != "INTERSECT" {
+			f.WriteString("(") // INTERSECT binds tighter than UNION and EXCEPT
+			f.body(b.Left)
+			f.WriteString(")")
+		} else {
+			f.body(b.Left)
+		}
 		f.WriteString(" " + b.Op)
 		if b.All {
 			f.WriteString(" ALL")

@@ -231,6 +231,13 @@ func (p *parser) lowerQuery(lo, hi int, ends []string) (*Query, error) {
 			return nil, err
 		}
 	}
+	if q, ok, err := p.lowerSetOps(lo, hi, ends); ok || err != nil { // setop.go
+		if err != nil {
+			return nil, err
+		}
+		q.At, q.With = at, with
+		return q, nil
+	}
 	l := p.newLowering(hi, ends, false)
 	if t := p.toks[lo]; !t.is("SELECT") && !t.isOp("(") {
 		if msg, ok := unsupportedWords[t.val]; ok && t.kind == tokWord {
@@ -395,7 +402,7 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 				}
 				return end, nil
 			}
-			if p.toks[i+1].is("WITH") {
+			if p.toks[i+1].is("WITH") || l.inFromList() && l.hasSetOp(i+1, m) { // setop.go
 				q, err := p.lowerQuery(i+1, m, []string{"')'"})
 				if err != nil {
 					return 0, err

@@ -41,7 +41,9 @@
 // A JOIN ... ON with an equality between the two sides is a regular Join over an
 // Exchange(distribution=[hash[keys]]) on each side, its other conditions evaluated on
 // each pair; outer joins are updating. UNION ALL is a Union over inputs cast to each
-// column's common type, UNION a DISTINCT over it (join.go). Bounds on the distance
+// column's common type, UNION a DISTINCT over it (join.go); INTERSECT and EXCEPT [ALL]
+// count each input's rows per distinct row in a GroupAggregate over such a Union, as
+// Flink rewrites the ALL forms (set_ops.go). Bounds on the distance
 // between both sides' time attributes make an IntervalJoin (interval_join.go: append-only,
 // state kept as long as the bounds and the watermark require, time attributes kept); a
 // join of two window table functions over the same window, on window_start and
@@ -49,8 +51,7 @@
 // SemiJoin, EXPLAINed as Join(joinType=[LeftSemiJoin|LeftAntiJoin]) (semi_join.go).
 // A regular join takes updating inputs (its output is updating then); interval, window
 // and semi joins need insert-only ones. FOR SYSTEM_TIME AS OF an event-time attribute
-// against a versioned table, or a view deduplicating by a rowtime (its keys the primary
-// key), is a TemporalJoin, updating when its left input is (temporal_join.go). Joins without an
+// against a versioned table is a TemporalJoin (temporal_join.go). Joins without an
 // equality are refused.
 //
 // ROW_NUMBER, RANK and DENSE_RANK OVER (PARTITION BY ... ORDER BY ...) run only as

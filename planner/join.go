@@ -201,7 +201,7 @@ func usesTimeOfBoth(c Expr, s *scope, lw int) bool {
 // UNION (the same, then DISTINCT).
 func (p *planner) planSetOp(op *parser.SetOp, env *cteEnv) (*relation, error) {
 	if !strings.EqualFold(op.Op, "UNION") {
-		return nil, errAt(op.At, ErrUnsupported, "unsupported: %s", strings.ToUpper(op.Op))
+		return p.planIntersectExcept(op, env) // set_ops.go
 	}
 	var bodies []parser.QueryBody
 	var flatten func(b parser.QueryBody)
@@ -217,42 +217,16 @@ func (p *planner) planSetOp(op *parser.SetOp, env *cteEnv) (*relation, error) {
 	flatten(op.Right)
 	var ins []*relation
 	for _, b := range bodies {
-		var r *relation
-		var err error
-		switch b := b.(type) {
-		case *parser.Select:
-			r, err = p.planSelect(b, env)
-		case *parser.SetOp:
-			r, err = p.planSetOp(b, env)
-		default:
-			err = errAt(b.Pos(), ErrUnsupported, "unsupported: query body %T", b)
-		}
+		r, err := p.planBody(b, env) // set_ops.go
 		if err != nil {
 			return nil, err
 		}
 		ins = append(ins, r)
 	}
 	first := ins[0].scope.cols
-	n := len(first)
-	ts := make([]types.Type, n)
-	for i, c := range first {
-		ts[i] = c.t
-	}
-	for k, r := range ins[1:] {
-		if len(r.scope.cols) != n {
-			return nil, errAt(bodies[k+1].Pos(), ErrTypeMismatch, "UNION inputs have different numbers of columns: %d and %d", n, len(r.scope.cols))
-		}
-		for i, c := range r.scope.cols {
-			attr := ts[i].TimeAttr
-			t, ok := funcs.CommonType(ts[i], c.t)
-			if !ok {
-				return nil, errAt(bodies[k+1].Pos(), ErrTypeMismatch, "type mismatch: column %d of UNION is %s in one input and %s in another", i+1, ts[i].WithoutTimeAttr(), c.t.WithoutTimeAttr())
-			}
-			if attr == c.t.TimeAttr && t.Kind == c.t.Kind {
-				t.TimeAttr = attr // every input's time attribute: the union's too
-			}
-			ts[i] = t
-		}
+	ts, err := setOpTypes("UNION", bodies, ins)
+	if err != nil {
+		return nil, err
 	}
 	u := &Union{}
 	changelog := InsertOnly
@@ -272,6 +246,34 @@ func (p *planner) planSetOp(op *parser.SetOp, env *cteEnv) (*relation, error) {
 		return distinct(op.At, rel)
 	}
 	return rel, nil
+}
+
+// setOpTypes is the type of each column of a set operation (op names it) over ins: the
+// inputs' common type, a time attribute where every input's column is one.
+func setOpTypes(op string, bodies []parser.QueryBody, ins []*relation) ([]types.Type, error) {
+	first := ins[0].scope.cols
+	n := len(first)
+	ts := make([]types.Type, n)
+	for i, c := range first {
+		ts[i] = c.t
+	}
+	for k, r := range ins[1:] {
+		if len(r.scope.cols) != n {
+			return nil, errAt(bodies[k+1].Pos(), ErrTypeMismatch, "%s inputs have different numbers of columns: %d and %d", op, n, len(r.scope.cols))
+		}
+		for i, c := range r.scope.cols {
+			attr := ts[i].TimeAttr
+			t, ok := funcs.CommonType(ts[i], c.t)
+			if !ok {
+				return nil, errAt(bodies[k+1].Pos(), ErrTypeMismatch, "type mismatch: column %d of %s is %s in one input and %s in another", i+1, op, ts[i].WithoutTimeAttr(), c.t.WithoutTimeAttr())
+			}
+			if attr == c.t.TimeAttr && t.Kind == c.t.Kind {
+				t.TimeAttr = attr // every input's time attribute: the union's too
+			}
+			ts[i] = t
+		}
+	}
+	return ts, nil
 }
 
 // castTo returns n with its columns cast to ts where their types differ (a Calc above

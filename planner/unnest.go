@@ -17,10 +17,13 @@ import (
 // made of it.
 type Correlate struct {
 	Input      Node
-	Arg        Expr // the ARRAY or MAP, over Input
+	Arg        Expr // the ARRAY or MAP, over Input; with Replicate, the BIGINT count
 	Ordinality bool
 	Left       bool
-	Out        types.Schema
+	// Replicate is Flink's $REPLICATE_ROWS$1 of INTERSECT ALL and EXCEPT ALL
+	// (set_ops.go): each input row is emitted Arg times, with no columns added.
+	Replicate bool
+	Out       types.Schema
 }
 
 func (n *Correlate) Children() []Node     { return []Node{n.Input} }
@@ -31,6 +34,11 @@ func (n *Correlate) Width() int { return len(n.Out) - len(n.Input.Schema()) }
 
 // Explain prints the node as Flink does, but for the generated function's name.
 func (n *Correlate) Explain() string {
+	if n.Replicate {
+		args := []string{ExplainExpr(n.Arg)}
+		args = append(args, n.Input.Schema().Names()...)
+		return fmt.Sprintf("Correlate(invocation=[$REPLICATE_ROWS$1(%s)], select=[%s], joinType=[INNER])", strings.Join(args, ", "), strings.Join(n.Out.Names(), ", "))
+	}
 	inv := "UNNEST(" + ExplainExpr(n.Arg) + ")"
 	if n.Ordinality {
 		inv += " WITH ORDINALITY"
@@ -142,7 +150,7 @@ func (o *optimizer) pruneCorrelate(x *Correlate, used []bool) (Node, []int, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &Correlate{Input: in, Arg: remap(x.Arg, m), Ordinality: x.Ordinality, Left: x.Left}
+	c := &Correlate{Input: in, Arg: remap(x.Arg, m), Ordinality: x.Ordinality, Left: x.Left, Replicate: x.Replicate}
 	c.Out = append(append(c.Out, in.Schema()...), x.Out[w:]...)
 	mapping := append([]int(nil), m...)
 	for j := w; j < len(x.Out); j++ {
