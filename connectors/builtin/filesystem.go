@@ -186,6 +186,9 @@ type fileSource struct {
 	skipped  int64
 	// changeRows is scratch for the rows of one record of a changelog format.
 	changeRows []types.Row
+	// par decodes lines on several goroutines (filesystem_parallel.go); nil: Poll
+	// decodes them.
+	par *parallelDecode
 }
 
 type openFile struct {
@@ -430,6 +433,9 @@ func (s *fileSource) Poll(ctx context.Context, maxWait time.Duration) ([]connect
 	if s.bulk != nil {
 		return s.pollBulk(ctx, maxWait)
 	}
+	if s.par != nil {
+		return s.pollParallel(ctx, maxWait)
+	}
 	var batches []connectors.SourceBatch
 	var rows []types.Row
 	var kinds []connectors.RowKind // with a changelog format (debezium-json ...)
@@ -538,5 +544,8 @@ func (s *fileSource) CheckpointComplete(context.Context, uint64) error { return 
 
 func (s *fileSource) Close() error {
 	s.closeCurrent()
+	if s.par != nil {
+		s.par.stop()
+	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"time"
 
@@ -120,11 +121,17 @@ func (s *fileSource) setupDecoding(cfg connectors.SourceConfig, f *connectors.Fo
 	if err != nil {
 		return err
 	}
+	_, changes := dec.(connectors.ChangeDecoder)
 	if s.parts == nil {
 		s.dec = dec
-		return nil
+		if workers := runtime.GOMAXPROCS(0); workers > 1 && !changes {
+			s.par, err = newParallelDecode(s, workers, func() (connectors.Decoder, error) {
+				return connectors.NewProjectedDecoder(f, dataSchema(cfg.TableInfo), dataProduce, fopts)
+			})
+		}
+		return err
 	}
-	if _, changes := dec.(connectors.ChangeDecoder); changes {
+	if changes {
 		return fmt.Errorf("%w: format %s cannot read a PARTITIONED BY table", ErrBadOptions, f.Name)
 	}
 	s.dec = &partitionDecoder{src: s, dec: dec, scratch: make(types.Row, len(dataProduce))}
