@@ -35,6 +35,8 @@ func init() {
 
 // fileLookup is a filesystem table as the dimension of a lookup join: every row of its
 // files in memory by key, read again every 'lookup.full-cache.periodic-reload.interval'.
+// Files in a changelog format (debezium-json, canal-json, maxwell-json) are applied: a
+// -U or -D removes the row its +I or +U added.
 type fileLookup struct {
 	cfg      connectors.LookupConfig
 	clock    connectors.Clock
@@ -51,8 +53,10 @@ func newFileLookup(ctx context.Context, cfg connectors.LookupConfig) (connectors
 	if err != nil {
 		return nil, err
 	}
-	if f := strings.ToLower(o.String(optFormat)); f != "json" && f != "csv" {
-		return nil, fmt.Errorf("table %s: %w: a lookup join reads a filesystem table of json or csv, not %s", cfg.Name, ErrBadOptions, f)
+	switch f := strings.ToLower(o.String(optFormat)); f {
+	case "json", "csv", "debezium-json", "canal-json", "maxwell-json":
+	default:
+		return nil, fmt.Errorf("table %s: %w: a lookup join reads a filesystem table of json, csv or a JSON CDC format, not %s", cfg.Name, ErrBadOptions, f)
 	}
 	l := &fileLookup{cfg: cfg, clock: connectors.ClockOr(cfg.Clock), every: every}
 	for _, k := range cfg.Keys {
@@ -92,8 +96,15 @@ func (l *fileLookup) load(ctx context.Context) error {
 	for {
 		bs, err := src.Poll(ctx, 100*time.Millisecond)
 		for _, b := range bs {
-			for _, r := range b.Rows {
+			for i, r := range b.Rows {
 				k := string(l.key(r, l.keyIdx))
+				if i < len(b.Kinds) && (b.Kinds[i] == connectors.UpdateBefore || b.Kinds[i] == connectors.Delete) {
+					rows[k] = removeRow(rows[k], r)
+					if len(rows[k]) == 0 {
+						delete(rows, k)
+					}
+					continue
+				}
 				rows[k] = append(rows[k], r)
 			}
 		}
@@ -106,6 +117,27 @@ func (l *fileLookup) load(ctx context.Context) error {
 	}
 	l.rows, l.loadedAt = rows, l.clock.Now()
 	return nil
+}
+
+// removeRow removes the first of rows equal to r: a changelog format's files (debezium-json
+// ...) are applied in order, so that a lookup sees the table as the changes leave it.
+func removeRow(rows []types.Row, r types.Row) []types.Row {
+	for i, x := range rows {
+		if len(x) != len(r) {
+			continue
+		}
+		same := true
+		for j := range x {
+			if types.Compare(x[j], r[j]) != 0 || x[j].IsNull() != r[j].IsNull() {
+				same = false
+				break
+			}
+		}
+		if same {
+			return append(rows[:i], rows[i+1:]...)
+		}
+	}
+	return rows
 }
 
 func (l *fileLookup) key(r types.Row, idx []int) []byte {

@@ -174,3 +174,82 @@ WHERE newest IS NULL OR update_time > newest)`, filepath.Join(dir, "rates", "par
 func orderRow(id int, currency any, amount int, ts string) map[string]any {
 	return map[string]any{"order_id": id, "currency": currency, "amount": amount, "order_time": ts}
 }
+
+// TestFileLookupCDCAgainstDuckDB: a lookup join against a filesystem table in
+// debezium-json looks keys up in the table as its changes leave it; DuckDB joins the
+// final rows.
+func TestFileLookupCDCAgainstDuckDB(t *testing.T) {
+	db := openDuck(t)
+	rng := rand.New(rand.NewPCG(seed(t, 31), 9))
+	dir := t.TempDir()
+	marshal := func(m any) string {
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	live := map[int]string{}
+	var changes, final, orders []string
+	for range 600 {
+		id := rng.IntN(80)
+		name := fmt.Sprintf("n%d", rng.IntN(1000))
+		old, ok := live[id]
+		switch {
+		case !ok:
+			changes = append(changes, marshal(map[string]any{"before": nil, "after": map[string]any{"id": id, "name": name}, "op": "c"}))
+			live[id] = name
+		case rng.IntN(3) > 0:
+			changes = append(changes, marshal(map[string]any{"before": map[string]any{"id": id, "name": old}, "after": map[string]any{"id": id, "name": name}, "op": "u"}))
+			live[id] = name
+		default:
+			changes = append(changes, marshal(map[string]any{"before": map[string]any{"id": id, "name": old}, "after": nil, "op": "d"}))
+			delete(live, id)
+		}
+	}
+	for id := range 80 {
+		if name, ok := live[id]; ok {
+			final = append(final, marshal(map[string]any{"id": id, "name": name}))
+		}
+	}
+	for i := range 1000 {
+		orders = append(orders, marshal(map[string]any{"order_id": i, "customer_id": rng.IntN(90)}))
+	}
+	for name, lines := range map[string][]string{"customers": changes, "final": final, "orders": orders} {
+		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name, "part.json"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ddl := fmt.Sprintf(`CREATE TABLE orders (order_id BIGINT, customer_id INT, proc AS PROCTIME())
+WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
+CREATE TABLE customers (id INT, name STRING, PRIMARY KEY (id) NOT ENFORCED)
+WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'debezium-json');
+`, filepath.Join(dir, "orders"), filepath.Join(dir, "customers"))
+	duckOrders := fmt.Sprintf("read_json('%s', format = 'newline_delimited', columns = {order_id: 'BIGINT', customer_id: 'INTEGER'})", filepath.Join(dir, "orders", "part.json"))
+	duckFinal := fmt.Sprintf("read_json('%s', format = 'newline_delimited', columns = {id: 'INTEGER', name: 'VARCHAR'})", filepath.Join(dir, "final", "part.json"))
+	for _, c := range [][2]string{
+		{`SELECT o.order_id, c.name FROM orders AS o JOIN customers FOR SYSTEM_TIME AS OF o.proc AS c ON o.customer_id = c.id`,
+			`SELECT o.order_id, c.name FROM {o} o JOIN {c} c ON o.customer_id = c.id`},
+		{`SELECT o.order_id, c.name FROM orders AS o LEFT JOIN customers FOR SYSTEM_TIME AS OF o.proc AS c ON o.customer_id = c.id`,
+			`SELECT o.order_id, c.name FROM {o} o LEFT JOIN {c} c ON o.customer_id = c.id`},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		dq := strings.NewReplacer("{o}", duckOrders, "{c}", duckFinal).Replace(c[1])
+		want, err := runDuck(ctx, db, dq)
+		if err != nil {
+			cancel()
+			t.Fatalf("DuckDB: %v\n%s", err, dq)
+		}
+		got, err := RunPipesql(ctx, ddl+c[0]+";\n", 16)
+		cancel()
+		if err != nil {
+			t.Fatalf("pipesql: %v\n%s", err, c[0])
+		}
+		if diff := Diff(got, want); diff != "" {
+			t.Fatalf("%s\nresults differ: %s", c[0], diff)
+		}
+	}
+}
