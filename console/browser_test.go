@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -40,7 +41,9 @@ CREATE TABLE events (
   'properties.group.id' = 'console', 'scan.startup.mode' = 'earliest-offset',
   'scan.topic-partition-discovery.interval' = '2 s', 'format' = 'json'
 );
-CREATE TABLE per_minute (window_start TIMESTAMP_LTZ(3), events BIGINT, users BIGINT) WITH ('connector' = 'blackhole');
+CREATE TABLE per_minute (window_start TIMESTAMP_LTZ(3), events BIGINT, users BIGINT) WITH (
+  'connector' = 'kafka', 'topic' = 'per_minute', 'properties.bootstrap.servers' = '%[1]s', 'format' = 'json'
+);
 INSERT INTO per_minute
 SELECT window_start, COUNT(*), COUNT(DISTINCT user_id)
 FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(rt), INTERVAL '1' MINUTE))
@@ -102,6 +105,14 @@ type pageNode struct {
 	Kind, In, Out string
 }
 
+// sameInstant reports whether the print connector's instant ("2024-05-01T12:30:00Z")
+// and the json format's ("2024-05-01 12:30:00Z", or with a fraction) are one time.
+func sameInstant(printed, encoded string) bool {
+	a, err1 := time.Parse(time.RFC3339Nano, printed)
+	b, err2 := time.Parse("2006-01-02 15:04:05.999999999Z07:00", encoded)
+	return err1 == nil && err2 == nil && a.Equal(b)
+}
+
 // leads reports whether node leads a partition of topic.
 func leads(c *kafkatest.Cluster, topic string, parts int32, node int32) bool {
 	for p := range parts {
@@ -135,6 +146,7 @@ func TestBrowserConsole(t *testing.T) {
 	const parts = 4
 	c := kafkatest.NewCluster(t, 12) // the incident's cluster: 4 of its 12 brokers go
 	c.CreateTopic(t, "events", parts)
+	c.CreateTopic(t, "per_minute", 1)
 	start := time.Now().Add(-10 * time.Minute)
 	produced := map[string]int{}
 	total := 0
@@ -249,6 +261,34 @@ func TestBrowserConsole(t *testing.T) {
 			return max > 0
 		})
 	t.Logf("charts: %+v", charts)
+
+	// The results table: the windows the sink wrote, newest first, are the last records
+	// of its topic.
+	type pageRow struct{ Kind, Start, Events, Users string }
+	shownRows := waitPage(t, ctx, "the windows written in the results table", `[...document.querySelectorAll('#results .results[data-table=per_minute] tbody tr')].map(tr => ({
+		Kind: tr.cells[0].textContent, Start: tr.cells[1].textContent, Events: tr.cells[2].textContent, Users: tr.cells[3].textContent}))`,
+		func(rs []pageRow) bool { return len(rs) > 0 })
+	var written []pageRow
+	for _, r := range c.ReadAll(t, "per_minute") {
+		var w struct {
+			Start         string `json:"window_start"`
+			Events, Users int64
+		}
+		if err := json.Unmarshal(r.Value, &w); err != nil {
+			t.Fatalf("a record of per_minute: %v: %s", err, r.Value)
+		}
+		written = append([]pageRow{{"+I", w.Start, strconv.FormatInt(w.Events, 10), strconv.FormatInt(w.Users, 10)}}, written...)
+	}
+	if len(written) < len(shownRows) {
+		t.Fatalf("the page shows %d windows, the topic has %d", len(shownRows), len(written))
+	}
+	for i, r := range shownRows {
+		w := written[i]
+		if r.Kind != w.Kind || r.Events != w.Events || r.Users != w.Users || !sameInstant(r.Start, w.Start) {
+			t.Errorf("results row %d: %+v, the topic's record %+v", i, r, w)
+		}
+	}
+	t.Logf("results: %+v", shownRows)
 	if *screenshot != "" {
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {

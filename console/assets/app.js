@@ -184,7 +184,7 @@ function draw(canvas, pts, color, dots) {
 }
 
 // ---- operator graph: sources on the left, sinks on the right ----
-const NW = 200, NH = 66, GX = 40, GY = 18;
+const NW = 204, NH = 82, GX = 22, GY = 16;
 function graph(nodes) {
   const svg = $("graph");
   const byId = Object.fromEntries(nodes.map((n) => [n.id, n]));
@@ -234,13 +234,12 @@ function graph(nodes) {
     g.append(mk("rect", { width: NW, height: NH }));
     if (bp !== undefined) {
       g.append(mk("rect", { class: "bp-bar", x: 0, y: NH - 4, width: Math.max(NW * bp, 1), height: 4 }));
-      const label = "bp " + (bp * 100).toFixed(0) + "%";
-      g.append(mk("text", { x: NW - 8, y: 16, class: "bp", "text-anchor": "end" }, label));
+      const label = `backpressure ${(bp * 100).toFixed(0)}% ${n.backpressure_level}`;
+      g.append(mk("text", { x: 8, y: 74, class: "bp small" }, label));
     }
     const head = n.kind + (n.task && !n.fused ? " · " + n.task : "");
-    const room = bp !== undefined ? 23 : 30;
-    g.append(mk("text", { x: 8, y: 16, class: "kind" }, head.length > room ? head.slice(0, room - 1) + "…" : head));
-    const ex = n.explain.length > 34 ? n.explain.slice(0, 33) + "…" : n.explain;
+    g.append(mk("text", { x: 8, y: 16, class: "kind" }, head.length > 28 ? head.slice(0, 27) + "…" : head));
+    const ex = n.explain.length > 32 ? n.explain.slice(0, 31) + "…" : n.explain;
     g.append(mk("text", { x: 8, y: 32 }, ex));
     let line;
     if (hasNums) {
@@ -250,8 +249,8 @@ function graph(nodes) {
     } else {
       line = n.kind === "Exchange" ? "moves nothing in one process" : "";
     }
-    g.append(mk("text", { x: 8, y: 50, class: "rate" }, line));
-    if (n.watermark) g.append(mk("text", { x: 8, y: 62 }, "watermark " + n.watermark));
+    g.append(mk("text", { x: 8, y: 47, class: "rate small" }, line));
+    if (n.watermark) g.append(mk("text", { x: 8, y: 61, class: "small" }, "watermark " + n.watermark));
     kids.push(g);
   }
   svg.replaceChildren(...kids);
