@@ -49,8 +49,19 @@ func (p *planner) planInsert(ins *parser.Insert) (Node, error) {
 		return nil, err
 	}
 	if f := t.Format; f != nil && f.NewEncoder == nil && f.Bulk == nil {
-		// debezium-json and the other changelog formats (changelog.go) are read only.
+		// debezium-avro-confluent and ogg-json are read only.
 		return nil, errAt(ins.At, ErrUnsupported, "table '%s' cannot be written: format '%s' can only be read", t.Name, f.Name)
+	}
+	if f := t.Format; f != nil && f.Changelog == connectors.AllChangesMode && f.NewEncoder != nil {
+		// A CDC format's options that only writing refuses (debezium-json.schema-include)
+		// fail the INSERT, not the job.
+		opts := connectors.FormatOptions(t.Options, "", f.Name)
+		for k, v := range connectors.FormatOptions(t.Options, "value.", f.Name) {
+			opts[k] = v
+		}
+		if _, err := f.NewEncoder(nil, opts); err != nil {
+			return nil, wrapAt(ins.At, ErrUnsupported, err, "table '%s' cannot be written", t.Name)
+		}
 	}
 	var persisted []int
 	for i := range t.Columns {
