@@ -391,6 +391,9 @@ func castMap(from, to types.Type, loc *time.Location) (Caster, error) {
 	if from.Elem == nil || to.Elem == nil || from.Key == nil || to.Key == nil {
 		return nil, fmt.Errorf("%w: MAP without key and value types", ErrUnsupportedCast)
 	}
+	if from.Multiset != to.Multiset {
+		return nil, fmt.Errorf("%w from %s to %s", ErrUnsupportedCast, from.Nullable(), to.Nullable())
+	}
 	key, err := CastFunc(*from.Key, *to.Key, loc)
 	if err != nil {
 		return nil, err

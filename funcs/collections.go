@@ -29,6 +29,7 @@ func FieldType(t types.Type, i int) types.Type {
 var (
 	pArray      = kinds("an ARRAY", types.Array)
 	pCollection = kinds("an ARRAY or a MAP", types.Array, types.Map)
+	pSized      = kinds("an ARRAY, a MAP or a MULTISET", types.Array, types.Map) // a MULTISET is a MAP of counts
 	pRow        = kinds("a ROW", types.Struct)
 )
 
@@ -192,13 +193,23 @@ func init() {
 			}}, nil
 		}})
 
-	def("CARDINALITY", 1, 1, sig{params: []param{pCollection}, ret: retType(types.TypeInt)},
-		"CARDINALITY(array | map)", "the number of elements of an array or entries of a map",
-		Func{Impl: func(_ *Context, a []types.Value) (types.Value, error) {
-			if a[0].Kind() == types.Map {
-				return types.IntValue(types.Int, int64(len(a[0].Entries()))), nil
-			}
-			return types.IntValue(types.Int, int64(len(a[0].Elems()))), nil
+	def("CARDINALITY", 1, 1, sig{params: []param{pSized}, ret: retType(types.TypeInt)},
+		"CARDINALITY(array | map | multiset)", "the number of elements of an array or a multiset (each as often as it is in it), or of entries of a map",
+		Func{prepare: func(_ *Context, site Site) (Kernel, error) {
+			multiset := site.Args[0].Multiset
+			return Kernel{Call1: func(a types.Value) (types.Value, error) {
+				switch {
+				case a.Kind() == types.Map && multiset:
+					n := int64(0)
+					for _, e := range a.Entries() {
+						n += e.Value.Int()
+					}
+					return types.IntValue(types.Int, n), nil
+				case a.Kind() == types.Map:
+					return types.IntValue(types.Int, int64(len(a.Entries()))), nil
+				}
+				return types.IntValue(types.Int, int64(len(a.Elems()))), nil
+			}}, nil
 		}})
 
 	def("ELEMENT", 1, 1, sig{params: []param{pArray}, mayBeNull: true, ret: func(args []types.Type) (types.Type, error) {

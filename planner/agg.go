@@ -126,7 +126,7 @@ func (a *aggContext) match(e parser.Expr) (Expr, bool) {
 
 var aggFuncs = map[string]AggFunc{
 	"COUNT": AggCount, "SUM": AggSum, "MIN": AggMin, "MAX": AggMax, "AVG": AggAvg,
-	"APPROX_COUNT_DISTINCT": AggApproxCountDi,
+	"APPROX_COUNT_DISTINCT": AggApproxCountDi, "COLLECT": AggCollect,
 }
 
 // aggregate binds one aggregate call and returns the placeholder of its result.
@@ -134,7 +134,7 @@ func (a *aggContext) aggregate(c *parser.FuncCall) (Expr, error) {
 	name := strings.ToUpper(c.Name)
 	fn, ok := aggFuncs[name]
 	if !ok {
-		return nil, errAt(c.At, ErrUnsupported, "unsupported: aggregate function %s (pipesql has COUNT, SUM, MIN, MAX, AVG, APPROX_COUNT_DISTINCT)", name)
+		return nil, errAt(c.At, ErrUnsupported, "unsupported: aggregate function %s (pipesql has COUNT, SUM, MIN, MAX, AVG, APPROX_COUNT_DISTINCT, COLLECT)", name)
 	}
 	call := AggCall{Func: fn, Arg: -1, Filter: -1, Distinct: c.Distinct}
 	var arg Expr
@@ -249,6 +249,11 @@ func aggResultType(fn AggFunc, t types.Type) (types.Type, error) {
 			return types.Type{}, fmt.Errorf("a comparable value")
 		}
 		return t.Nullable().WithoutTimeAttr(), nil
+	case AggCollect:
+		if t.Kind == types.Null {
+			return types.Type{}, fmt.Errorf("a typed value")
+		}
+		return types.MultisetType(t.WithoutTimeAttr()).WithNotNull(true), nil
 	}
 	return types.Type{}, fmt.Errorf("a supported argument")
 }
@@ -259,6 +264,8 @@ func aggResultType(fn AggFunc, t types.Type) (types.Type, error) {
 // that numbers values densely, because bitmaps of sparse 64-bit hashes are slow and large.
 func stateKind(fn AggFunc, distinct bool, t types.Type) StateKind {
 	switch fn {
+	case AggCollect:
+		return StateRetractMultiset // each value with its count, which is the result
 	case AggCount, AggApproxCountDi:
 		if !distinct && fn == AggCount {
 			return StateCounter

@@ -94,6 +94,15 @@ func convertType(dt parser.DataType) (types.Type, error) {
 			return t, err
 		}
 		t = types.Type{Kind: types.Map, Key: &k, Elem: &v}
+	case "MULTISET":
+		if len(dt.Elems) != 1 {
+			return t, errAt(dt.At, ErrTypeMismatch, "MULTISET needs one element type")
+		}
+		e, err := convertType(dt.Elems[0])
+		if err != nil {
+			return t, err
+		}
+		t = types.MultisetType(e)
 	case "ROW":
 		fields := make([]types.Field, len(dt.Fields))
 		for i, f := range dt.Fields {
@@ -155,7 +164,7 @@ func assignable(from, to types.Type) bool {
 	case from.Kind == types.Array && to.Kind == types.Array:
 		return assignable(*from.Elem, *to.Elem)
 	case from.Kind == types.Map && to.Kind == types.Map:
-		return assignable(*from.Key, *to.Key) && assignable(*from.Elem, *to.Elem)
+		return from.Multiset == to.Multiset && assignable(*from.Key, *to.Key) && assignable(*from.Elem, *to.Elem)
 	case from.Kind == types.Struct && to.Kind == types.Struct:
 		if len(from.Fields) != len(to.Fields) {
 			return false

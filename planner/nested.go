@@ -109,6 +109,9 @@ func (b *binder) bindNested(e parser.Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if args[0].Type().Multiset {
+			return nil, errAt(x.At, ErrTypeMismatch, "a MULTISET has no element access: %s is %s", parser.Format(x.X), args[0].Type())
+		}
 		return callOp(x.At, "ITEM", args...)
 	case *parser.FieldAccess:
 		v, err := b.bind(x.X)

@@ -90,7 +90,7 @@ func TestNestedTypeErrors(t *testing.T) {
 		{"SELECT ARRAY[1, 'a'] FROM ev", ErrTypeMismatch, 8, "no common type"},
 		{"SELECT ARRAY(1, 2) FROM ev", ErrUnsupported, 8, "write ARRAY[...]"},
 		{"SELECT ITEM(tags, 1) FROM ev", ErrUnknownFunction, 8, "unknown function"},
-		{"SELECT CARDINALITY(id) FROM ev", ErrTypeMismatch, 20, "CARDINALITY expects an ARRAY or a MAP"},
+		{"SELECT CARDINALITY(id) FROM ev", ErrTypeMismatch, 20, "CARDINALITY expects an ARRAY, a MAP or a MULTISET"},
 	}
 	for _, c := range cases {
 		_, err := s.Plan(mustStatement(t, c.sql))

@@ -118,6 +118,7 @@ const (
 	AggMax           AggFunc = "MAX"   // NULL when no non-null input
 	AggAvg           AggFunc = "AVG"   // integer AVG truncates, as Flink's does
 	AggApproxCountDi AggFunc = "APPROX_COUNT_DISTINCT"
+	AggCollect       AggFunc = "COLLECT" // the MULTISET of the non-null values; empty when none
 )
 
 // StateKind says how an aggregate keeps its state; EXPLAIN prints it.

@@ -66,6 +66,9 @@ func unnestColumns(t types.Type) ([]types.Column, bool) {
 		}
 		return []types.Column{{Name: "f0", Type: elem.WithoutTimeAttr()}}, true
 	case types.Map:
+		if t.Multiset {
+			return nil, false // not yet: each element as often as it is in the multiset
+		}
 		return []types.Column{{Name: "f0", Type: t.Key.WithoutTimeAttr()}, {Name: "f1", Type: t.Elem.WithoutTimeAttr()}}, true
 	}
 	return nil, false

@@ -69,6 +69,15 @@ type Type struct {
 	Key      *Type   // MAP<Key, elem>
 	Fields   []Field // ROW<...>
 	TimeAttr TimeAttr
+	// Multiset marks MULTISET<Key>: a MAP<Key, INT NOT NULL> of each element's count, as
+	// Flink holds a multiset (and prints and writes it: {a=2, b=1}).
+	Multiset bool
+}
+
+// MultisetType returns MULTISET<elem>.
+func MultisetType(elem Type) Type {
+	count := Type{Kind: Int, NotNull: true}
+	return Type{Kind: Map, Key: &elem, Elem: &count, Multiset: true}
 }
 
 // TimeAttr marks a timestamp column as a time attribute, as Flink does in DESCRIBE:
@@ -171,6 +180,12 @@ func (t Type) format(b *strings.Builder) {
 		b.WriteString(t.Elem.String())
 		b.WriteString(">")
 	case Map:
+		if t.Multiset {
+			b.WriteString("MULTISET<")
+			b.WriteString(t.Key.String())
+			b.WriteString(">")
+			return
+		}
 		b.WriteString("MAP<")
 		b.WriteString(t.Key.String())
 		b.WriteString(", ")

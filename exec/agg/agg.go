@@ -68,6 +68,9 @@ type Buffer interface {
 // COUNT(*)). When call.State is empty New picks the state kind (see doc.go); when the
 // planner set it, New checks that the kind can compute the call exactly and uses it.
 func New(call planner.AggCall, argType types.Type) (Func, error) {
+	if call.Func == planner.AggCollect {
+		return newCollect(call, argType) // retract.go
+	}
 	if call.State == planner.StateRetractMultiset {
 		return NewRetracting(call, argType) // retract.go
 	}

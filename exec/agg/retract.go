@@ -35,6 +35,9 @@ const tagMultiset byte = 13
 // NewRetracting is New for an aggregation over an updating input: every buffer of the
 // returned Func implements Retracter.
 func NewRetracting(call planner.AggCall, argType types.Type) (Func, error) {
+	if call.Func == planner.AggCollect {
+		return newCollect(call, argType)
+	}
 	if call.Func != planner.AggMin && call.Func != planner.AggMax && !call.Distinct && call.Func != planner.AggApproxCountDi {
 		call.State = "" // counter, sum, or sum and count: they subtract
 		return New(call, argType)
@@ -61,11 +64,27 @@ func NewRetracting(call planner.AggCall, argType types.Type) (Func, error) {
 		name: "retracting " + callName(call, argType)}, nil
 }
 
+// newCollect is COLLECT(x): the multiset of the values is the state and the result
+// (a MAP of each value to its count, once each under DISTINCT), whether or not the
+// input retracts.
+func newCollect(call planner.AggCall, argType types.Type) (Func, error) {
+	if call.Arg < 0 || argType.Kind == types.Null {
+		return nil, &CallError{Call: callName(call, argType), Err: fmt.Errorf("%w: COLLECT needs a typed argument", ErrUnsupported)}
+	}
+	// COUNT(x) checks the values as COLLECT takes them: any type, NULLs ignored.
+	p, err := New(planner.AggCall{Func: planner.AggCount, Arg: call.Arg, Filter: -1, T: types.TypeBigInt.WithNotNull(true)}, argType)
+	if err != nil {
+		return nil, err
+	}
+	return &multisetFunc{plain: p.(*function), distinct: call.Distinct, collect: true, name: callName(call, argType)}, nil
+}
+
 // multisetFunc keeps, per buffer, each value with the number of times it was added
 // minus the times it was retracted.
 type multisetFunc struct {
 	plain    *function // the call without DISTINCT, computed over the values
 	distinct bool      // each value counts once
+	collect  bool      // COLLECT: the result is the values with their counts
 	name     string
 }
 
@@ -217,6 +236,9 @@ func (b *multiset) Merge(other Buffer) error {
 }
 
 func (b *multiset) Result() types.Value {
+	if b.f.collect {
+		return b.collected()
+	}
 	switch b.f.plain.call.Func {
 	case planner.AggMin, planner.AggMax:
 		if b.res.Kind() == types.Null {
@@ -246,6 +268,26 @@ func (b *multiset) Result() types.Value {
 		}
 	}
 	return buf.Result()
+}
+
+// collected is COLLECT's result: the values in the order of their encoding (so that
+// equal multisets print alike), each with its count.
+func (b *multiset) collected() types.Value {
+	keys := make([]string, 0, len(b.vals))
+	for k := range b.vals {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	entries := make([]types.MapEntry, len(keys))
+	for i, k := range keys {
+		e := b.vals[k]
+		n := e.n
+		if b.f.distinct {
+			n = 1
+		}
+		entries[i] = types.MapEntry{Key: e.v, Value: types.IntValue(types.Int, n)}
+	}
+	return types.MapValue(entries)
 }
 
 func (b *multiset) Dirty() bool { return b.dirty }
