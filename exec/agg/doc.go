@@ -1,6 +1,6 @@
 // Package agg implements SQL aggregates as buffers: a Func is one compiled aggregate call
 // of an aggregation operator (COUNT, SUM, MIN, MAX, AVG, COUNT(DISTINCT),
-// APPROX_COUNT_DISTINCT, each optionally DISTINCT), and a Buffer is its running state for
+// APPROX_COUNT_DISTINCT, COLLECT, each optionally DISTINCT), and a Buffer is its running state for
 // one group and window. Buffers are created, fed with Add, combined with Merge, read with
 // Result, and checkpointed with AppendSnapshot / Func.RestoreBuffer. Roaring bitmaps are
 // used here and nowhere else: no roaring type leaves the package.
@@ -30,6 +30,8 @@
 //	                                                canonical encoding (string dictionary)
 //	SUM/AVG(DISTINCT x)            distinct value set
 //	                                                a hash set of the values; Result aggregates it
+//	COLLECT([DISTINCT] x)          value counts     each value with its count: the MULTISET result
+//	                                                (a MAP of counts), retracting too
 //
 // Those are the defaults. A planner may also choose "roaring64 bitmap" for the 32-bit
 // types, "roaring bitmap + dictionary" for any COUNT(DISTINCT), and "distinct value set"
