@@ -3,6 +3,10 @@ package console
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -75,6 +79,25 @@ INSERT INTO printed SELECT a FROM gen WHERE a % 2 = 0 OR a % 2 = 1;`))
 		*scan.Backpressure*100, scan.Backpressured, *sink.Backpressure*100, term.count())
 	if *sink.Backpressure != 0 || sink.BackpressureLevel != "OK" {
 		t.Errorf("the sink sends nowhere, yet shows backpressure %v (%s)", *sink.Backpressure, sink.BackpressureLevel)
+	}
+
+	// Prometheus has the same time, per operator.
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	exported := false
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "pipesql_operator_backpressured_seconds_total{") && strings.Contains(line, `operator="source gen"`) {
+			f := strings.Fields(line)
+			v, err := strconv.ParseFloat(f[len(f)-1], 64)
+			exported = err == nil && v > 0
+		}
+	}
+	if !exported {
+		t.Errorf("/metrics has no pipesql_operator_backpressured_seconds_total above 0 for the source:\n%s", body)
 	}
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/#/job/"+j.ID())); err != nil {

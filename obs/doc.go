@@ -53,6 +53,7 @@
 //	pipesql_checkpoint_max_pause_seconds, pipesql_checkpoint_last_completed_timestamp_seconds
 //	pipesql_operator_{records_in,records_out,late_records,bad_records}_total{pipeline,operator}
 //	pipesql_operator_watermark_seconds, pipesql_operator_watermark_delay_seconds, pipesql_operator_checkpoint_pause_seconds
+//	pipesql_operator_backpressured_seconds_total{pipeline,operator}
 //	pipesql_aggregate_groups{pipeline,operator}
 //	pipesql_aggregate_{shared_state_bytes,dictionary_entries}{pipeline,operator,aggregate}
 //	pipesql_source_{records,skipped_records,null_rowtime_records}_total{pipeline,table}

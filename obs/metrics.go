@@ -180,6 +180,7 @@ func (c *Collector) collectJob(e *emitter, t *Tracker, s JobStatus, m exec.Metri
 		e.counter("pipesql_operator_late_records_total", "Rows dropped because every window they belong to had fired.", opLabels, ol, float64(op.LateDropped))
 		e.counter("pipesql_operator_bad_records_total", "Rows dropped because they cannot be processed (a NULL event time).", opLabels, ol, float64(op.BadRecords))
 		e.gauge("pipesql_operator_checkpoint_pause_seconds", "How long the operator last stopped processing for a checkpoint.", opLabels, ol, op.SnapshotPause.Seconds())
+		e.counter("pipesql_operator_backpressured_seconds_total", "Time the operator waited to send downstream because the next operator's input queue was full (Flink's back-pressured time).", opLabels, ol, op.Backpressured.Seconds())
 		if wm := op.Watermark; wm != exec.NoWatermark && wm != exec.MaxWatermark {
 			at := et.instant(wm)
 			e.gauge("pipesql_operator_watermark_seconds", "The operator's input watermark, as Unix time.", opLabels, ol, float64(at.UnixMicro())/1e6)
