@@ -48,8 +48,9 @@ type matchConfig struct {
 	part     []int
 	keys     []planner.SortKey
 	navs     []planner.MatchNav
-	navVar   []int32    // the variable of each nav, -1 for every row
-	aggs     []agg.Func // the aggregate of each NavAgg, nil for COUNT(*) and other navs
+	navVar   []int32          // the variable of each nav, -1 for every row
+	aggs     []agg.Func       // the aggregate of each NavAgg, nil for COUNT(*) and other navs
+	aggArgs  []eval.Evaluator // the argument of an aggregate over an expression
 	vars     []string
 	define   []eval.Evaluator // per variable; nil: TRUE
 	reads    [][]int          // per variable: the navs its DEFINE reads
@@ -259,15 +260,30 @@ func compileMatch(n *planner.Match, env eval.Env, updating bool) (*opSpec, error
 			cfg.history = max(cfg.history, nav.Offset)
 		}
 		var f agg.Func
-		if nav.Kind == planner.NavAgg && (nav.Col >= 0 || nav.Var != "") {
+		var arg eval.Evaluator
+		if nav.Arg != nil {
+			var err error
+			if arg, err = eval.Compile(nav.Arg, env); err != nil {
+				return nil, fmt.Errorf("%s(%s): %w", nav.Agg, nav.ArgText, err)
+			}
+		}
+		cfg.aggArgs = append(cfg.aggArgs, arg)
+		if nav.Kind == planner.NavAgg && (nav.Col >= 0 || nav.Var != "" || nav.Arg != nil) {
 			// The aggregate operators' buffers, so that a SUM or AVG is typed and rounded
 			// the same everywhere (DECIMAL, FLOAT, integer wrap-around).
 			var argType types.Type
-			if nav.Col >= 0 {
+			switch {
+			case nav.Arg != nil:
+				argType = nav.Arg.Type()
+			case nav.Col >= 0:
 				argType = in[nav.Col].Type
 			}
 			var err error
-			if f, err = agg.New(planner.AggCall{Func: nav.Agg, Arg: nav.Col, Filter: -1, T: nav.T}, argType); err != nil {
+			col := nav.Col // the buffers tell COUNT(*) (-1) from COUNT(x)
+			if nav.Arg != nil {
+				col = 0
+			}
+			if f, err = agg.New(planner.AggCall{Func: nav.Agg, Arg: col, Filter: -1, T: nav.T}, argType); err != nil {
 				return nil, fmt.Errorf("%w: MATCH_RECOGNIZE: %w", ErrUnsupportedPlan, err)
 			}
 		}
@@ -893,7 +909,7 @@ func (o *matchOp) extended(p *matchPartition, row types.Row, last *matchNode, re
 
 func (o *matchOp) aggregate(p *matchPartition, nav planner.MatchNav, i int, last *matchNode) (types.Value, error) {
 	nv := o.cfg.navVar[i]
-	if nav.Col < 0 && nv < 0 {
+	if nav.Col < 0 && nv < 0 && nav.Arg == nil {
 		return types.BigIntValue(int64(last.pos - p.start + 1)), nil // COUNT(*)
 	}
 	// The rows in match order, as Flink's aggregates see them (a float sum's rounding
@@ -907,9 +923,16 @@ func (o *matchOp) aggregate(p *matchPartition, nav planner.MatchNav, i int, last
 	o.aggRows = rows
 	b := o.cfg.aggs[i].NewBuffer()
 	one := types.BigIntValue(1) // COUNT(v.*) counts rows
+	arg := o.cfg.aggArgs[i]
 	for k := len(rows) - 1; k >= 0; k-- {
 		v := one
-		if nav.Col >= 0 {
+		switch {
+		case arg != nil:
+			var err error
+			if v, err = arg(p.row(rows[k])); err != nil {
+				return types.Value{}, err
+			}
+		case nav.Col >= 0:
 			v = p.row(rows[k])[nav.Col]
 		}
 		if err := b.Add(v); err != nil {

@@ -34,10 +34,15 @@ const (
 type MatchNav struct {
 	Kind   NavKind
 	Var    string // "" for every row of the match (the universal pattern variable)
-	Col    int    // the input column; -1 for COUNT(*) and MATCH_ROWTIME()
+	Col    int    // the input column; -1 for COUNT(*), MATCH_ROWTIME() and an Arg
 	Offset int
 	Agg    AggFunc
 	T      types.Type
+	// Arg is the argument of an aggregate over an expression of one variable's row
+	// (AVG(TIMESTAMPDIFF(DAY, A.start_date, A.end_date))), bound over the input row;
+	// ArgText is it as written.
+	Arg     Expr
+	ArgText string
 }
 
 // MatchDefine is the condition of one pattern variable, over the input row (the
@@ -342,6 +347,68 @@ func (p *planner) planMatchRecognize(x *parser.MatchRecognize, env *cteEnv) (*re
 
 func navName(i int) string { return fmt.Sprintf("$match_nav%d", i) }
 
+// aggOverExpr binds an aggregate whose argument is an expression over the columns of
+// one pattern variable (or of every row, when no column names a variable), as Flink
+// allows: SUM(A.price * A.tax), not SUM(A.price * B.tax).
+func (nb *navBinder) aggOverExpr(x *parser.FuncCall, fn AggFunc) (parser.Expr, error) {
+	arg := x.Args[0]
+	v, seen := "", false
+	var bad error
+	walkAST(arg, func(e parser.Expr) bool {
+		if bad != nil {
+			return false
+		}
+		switch y := e.(type) {
+		case *parser.FuncCall:
+			if matchNavigation[y.Name] || y.Name == "PREV" || y.Name == "NEXT" || y.Name == "MATCH_ROWTIME" || y.Name == "FINAL" || y.Name == "RUNNING" {
+				bad = errAt(y.At, ErrUnsupported, "unsupported: %s inside the argument of %s in MATCH_RECOGNIZE", y.Name, x.Name)
+			}
+		case *parser.Ident:
+			w := ""
+			if len(y.Parts) == 2 {
+				var ok bool
+				if w, ok = nb.isVar(y.Parts[0]); !ok {
+					bad = errAt(y.At, ErrUnknownColumn, "%s: %s is not a pattern variable", parser.Format(y), y.Parts[0])
+					return false
+				}
+			}
+			if seen && w != v {
+				bad = errAt(y.At, ErrUnsupported, "unsupported: the argument of %s in MATCH_RECOGNIZE reads columns of one pattern variable (Flink's rule), not of %s and %s", x.Name, varOrAll(v), varOrAll(w))
+				return false
+			}
+			v, seen = w, true
+		}
+		return true
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	// The input row's columns, also qualified by the variable.
+	sc := &scope{cols: slices.Clone(nb.in.cols)}
+	if v != "" {
+		for i := range sc.cols {
+			sc.cols[i].quals = append(slices.Clip(sc.cols[i].quals), v)
+		}
+	}
+	b := &binder{scope: sc, clause: "MATCH_RECOGNIZE"}
+	e, err := b.bind(arg)
+	if err != nil {
+		return nil, err
+	}
+	t, err := aggResultType(fn, e.Type())
+	if err != nil {
+		return nil, errAt(x.At, ErrTypeMismatch, "type mismatch: %s takes %s, got %s", x.Name, err, e.Type())
+	}
+	return nb.slot(MatchNav{Kind: NavAgg, Var: v, Col: -1, Agg: fn, T: t, Arg: e, ArgText: parser.Format(arg)}, x.Pos()), nil
+}
+
+func varOrAll(v string) string {
+	if v == "" {
+		return "every row"
+	}
+	return v
+}
+
 // matchNavigation are the calls FINAL applies to.
 var matchNavigation = map[string]bool{"FIRST": true, "LAST": true, "COUNT": true, "SUM": true, "AVG": true, "MIN": true, "MAX": true}
 
@@ -357,7 +424,7 @@ type navBinder struct {
 
 func (nb *navBinder) slot(n MatchNav, at parser.Pos) parser.Expr {
 	for i, x := range nb.m.Navs {
-		if x.Kind == n.Kind && x.Var == n.Var && x.Col == n.Col && x.Offset == n.Offset && x.Agg == n.Agg {
+		if x.Kind == n.Kind && x.Var == n.Var && x.Col == n.Col && x.Offset == n.Offset && x.Agg == n.Agg && x.ArgText == n.ArgText {
 			return &parser.Ident{At: at, Parts: []string{navName(i)}}
 		}
 	}
@@ -504,6 +571,9 @@ func (nb *navBinder) rewrite(e parser.Expr, define bool) (parser.Expr, error) {
 				}
 				return nb.slot(MatchNav{Kind: NavAgg, Var: v, Col: -1, Agg: fn, T: types.TypeBigInt.WithNotNull(true)}, x.Pos()), nil
 			}
+			if _, ok := x.Args[0].(*parser.Ident); !ok {
+				return nb.aggOverExpr(x, fn)
+			}
 			v, c, err := nb.varCol(x.Args[0], x.Name)
 			if err != nil {
 				return nil, err
@@ -641,6 +711,9 @@ func (o *optimizer) pruneMatch(x *Match, _ []bool) (Node, []int, error) {
 		if n.Col >= 0 {
 			used[n.Col] = true
 		}
+		if n.Arg != nil {
+			markUsed(n.Arg, used)
+		}
 	}
 	for _, d := range x.Define {
 		if d.Cond != nil {
@@ -669,6 +742,9 @@ func (o *optimizer) pruneMatch(x *Match, _ []bool) (Node, []int, error) {
 	for i := range n.Navs {
 		if n.Navs[i].Col >= 0 {
 			n.Navs[i].Col = m[n.Navs[i].Col]
+		}
+		if n.Navs[i].Arg != nil {
+			n.Navs[i].Arg = remap(n.Navs[i].Arg, m)
 		}
 	}
 	n.Define = slices.Clone(x.Define)
