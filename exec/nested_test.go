@@ -113,7 +113,7 @@ func nestedRawTable(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(dir, "raw.json"), []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf(`CREATE TABLE raw (
+	return fmt.Sprintf(`CREATE TABLE raw_events (
   id BIGINT,
   r ROW<a INT, b ROW<c STRING, d ARRAY<INT>>>,
   tags ARRAY<STRING>,
@@ -127,7 +127,7 @@ func nestedRawTable(t *testing.T) string {
 func TestNestedAccessOnNulls(t *testing.T) {
 	got := runSelect(t, nestedRawTable(t)+`SELECT id, r.a, r.b.c, r.b.d[2], r.b.d[4], r.b.d[0], CARDINALITY(r.b.d), tags[1],
   CARDINALITY(tags), props['k'], props['j'], props['zz'], CARDINALITY(props), r.b IS NULL, ELEMENT(ARRAY[r.a])
-FROM raw;`)
+FROM raw_events;`)
 	want := []string{
 		"+I(1, 1, x, 2, NULL, NULL, 3, a, 2, 10, NULL, NULL, 2, FALSE, 1)",
 		"+I(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0, TRUE, NULL)",
@@ -138,7 +138,7 @@ FROM raw;`)
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// A filter on a field of a NULL row drops the row: NULL is not TRUE.
-	got = runSelect(t, nestedRawTable(t)+`SELECT id FROM raw WHERE r.a > 0 AND tags[2] = 'b';`)
+	got = runSelect(t, nestedRawTable(t)+`SELECT id FROM raw_events WHERE r.a > 0 AND tags[2] = 'b';`)
 	if want := []string{"+I(1)"}; !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
@@ -151,7 +151,7 @@ func TestNestedValuesToJSON(t *testing.T) {
 	prog := planSQL(t, nestedRawTable(t)+fmt.Sprintf(`
 CREATE TABLE nested_out (id BIGINT, r ROW<x BIGINT, tags ARRAY<STRING>>, m MAP<STRING, INT>, a ARRAY<BIGINT>)
 WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
-INSERT INTO nested_out SELECT id, (id, tags), MAP['a', r.a], ARRAY[id, id * 10] FROM raw;`, out))
+INSERT INTO nested_out SELECT id, (id, tags), MAP['a', r.a], ARRAY[id, id * 10] FROM raw_events;`, out))
 	j, err := NewJob(prog, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -251,7 +251,7 @@ func TestJSONFunctionsOverNestedValues(t *testing.T) {
   JSON_VALUE(JSON_OBJECT('a' VALUE r.a), '$.a' RETURNING INT) + 1,
   JSON_VALUE('{"a": "x"}', '$.a' RETURNING INT),
   STR_TO_MAP('x=1,y')['x'], JSON_ARRAY(props['k'], r.b.c)
-FROM raw;`)
+FROM raw_events;`)
 	want := []string{
 		`+I(1, {"id":1,"r":{"a":1,"b":{"c":"x","d":[1,2,3]}},"tags":["a","b"]}, 2, NULL, 1, [10,"x"])`,
 		`+I(2, {"id":2,"r":null,"tags":[null,null]}, NULL, NULL, 1, [])`,

@@ -109,7 +109,7 @@ func (p *parser) parseTableElements(ct *CreateTable, end int) error {
 		switch {
 		case t.is("WATERMARK"):
 			err = p.parseWatermark(ct, end)
-		case t.is("PRIMARY"), t.is("CONSTRAINT"):
+		case t.is("PRIMARY"), t.is("CONSTRAINT"), t.is("UNIQUE"), t.is("FOREIGN"), t.is("CHECK"):
 			err = p.parseTableConstraint(ct)
 		case t.is("PERIOD") && p.peekAt(1).is("FOR"):
 			return unsupportedErr(t.pos, "PERIOD FOR is not supported")

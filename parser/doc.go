@@ -33,7 +33,9 @@
 // operators and each operand lowered on its own, INTERSECT binding tighter (setop.go):
 // sqlparser knows UNION only. A dotted name stays one Ident: whether t.r.f is
 // a column of t and its field or a column's two fields is for the planner. Words that
-// are MySQL keywords but not Flink ones (KEY, STATUS, DIV) stay identifiers.
+// are MySQL keywords but not Flink ones (KEY, STATUS, DIV) stay identifiers; a word Flink
+// reserves (USER, VALUE, DAY, TIMESTAMP: keywords.go) is refused bare wherever a name
+// goes, in queries and DDL alike, with an error that says to back-quote it.
 //
 // Hints are tokens, not comments: OPTIONS('k' = 'v') right after a table name (in FROM,
 // in TABLE t of a window function, after INSERT INTO t) is carried on the TableName or

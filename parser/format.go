@@ -35,7 +35,7 @@ func QuoteIdent(name string) string {
 // needsQuotes reports whether the upper-case word w is reserved in Flink or has a
 // meaning of its own to this parser.
 func needsQuotes(w string) bool {
-	return reservedWords[w] || queryKeywords[w] || junkWords[w] || unsupportedWords[w] != "" ||
+	return reservedWords[w] || flinkReserved[w] || queryKeywords[w] || junkWords[w] || unsupportedWords[w] != "" ||
 		niladicFuncs[w] || w == "PERIOD"
 }
 

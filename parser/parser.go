@@ -326,11 +326,15 @@ func (p *parser) enterAt(t token) error {
 
 func (p *parser) leave() { p.depth-- }
 
-// parseIdent parses an identifier: a bare word (kept as written) or a quoted one.
+// parseIdent parses an identifier: a bare word (kept as written) that Flink does not
+// reserve, or a quoted one.
 func (p *parser) parseIdent(what string) (string, Pos, error) {
 	t := p.peek()
 	switch t.kind {
 	case tokWord:
+		if err := reservedName(t); err != nil {
+			return "", t.pos, err
+		}
 		p.i++
 		return t.text, t.pos, nil
 	case tokQuoted:

@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -105,6 +106,9 @@ type lowering struct {
 	// skip maps the first token of a clause parsed on the side (WINDOW, QUALIFY) to
 	// the token after it.
 	skip map[int]int
+	// reserved is the first reserved word emitted as a name. It is reported once the
+	// rest is known to be no earlier error, so that the first mistake is the one shown.
+	reserved *Error
 }
 
 func (p *parser) newLowering(hi int, ends []string, exprMode bool) *lowering {
@@ -246,7 +250,7 @@ func (p *parser) lowerQuery(lo, hi int, ends []string) (*Query, error) {
 		return nil, p.errExpectedAt(t, "SELECT", "'('")
 	}
 	if err := l.emitRange(lo, hi, 0); err != nil {
-		return nil, err
+		return nil, l.earliest(err)
 	}
 	st, err := l.parse()
 	if err != nil {
@@ -322,7 +326,7 @@ func (p *parser) lowerExpr(lo, hi int, ends []string) (Expr, error) {
 		l.emit(w, lo)
 	}
 	if err := l.emitRange(lo, hi, 0); err != nil {
-		return nil, err
+		return nil, l.earliest(err)
 	}
 	st, err := l.parse()
 	if err != nil {
@@ -740,6 +744,10 @@ func (l *lowering) emitNameOrCall(i, hi, level int) (int, error) {
 			return l.emitPostfix(i, m+1, hi)
 		}
 		return l.emitCall(i, j, hi, level, strings.ToUpper(parts[0]))
+	}
+	// A name, not a call: Flink's parser refuses a reserved word in any of its parts.
+	for k := i; k < j && l.reserved == nil; k += 2 {
+		l.reserved = reservedName(p.toks[k])
 	}
 	if j < hi && p.toks[j].isOp("[") {
 		return l.emitPostfix(i, j, hi)
@@ -1452,9 +1460,21 @@ func (l *lowering) parse() (sqlparser.Statement, error) {
 	text := l.buf.String()
 	st, err := safeParse(text)
 	if err == nil {
+		if l.reserved != nil {
+			return nil, l.reserved
+		}
 		return st, nil
 	}
-	return nil, l.mapError(err)
+	return nil, l.earliest(l.mapError(err))
+}
+
+// earliest returns the reserved word emitted as a name when it comes before err, else err.
+func (l *lowering) earliest(err error) error {
+	var e *Error
+	if l.reserved != nil && (!errors.As(err, &e) || l.reserved.Pos.Offset <= e.Pos.Offset) {
+		return l.reserved
+	}
+	return err
 }
 
 // parserPanic is what safeParse returns when sqlparser panics.

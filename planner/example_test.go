@@ -25,9 +25,9 @@ CREATE TABLE events (
   'scan.watermark.idle-timeout' = '30 s',
   'format' = 'json'
 );
-CREATE TABLE dau_sink (day STRING, app STRING, dau BIGINT) WITH ('connector' = 'print');
+CREATE TABLE dau_sink (` + "`day`" + ` STRING, app STRING, dau BIGINT) WITH ('connector' = 'print');
 INSERT INTO dau_sink
-SELECT DATE_FORMAT(window_start, 'yyyy-MM-dd') AS day, app, COUNT(DISTINCT user_id) AS dau
+SELECT DATE_FORMAT(window_start, 'yyyy-MM-dd') AS ` + "`day`" + `, app, COUNT(DISTINCT user_id) AS dau
 FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' DAY))
 GROUP BY window_start, window_end, app;
 `

@@ -28,12 +28,12 @@ const lookupDDL = `
 CREATE TABLE orders (order_id BIGINT, customer_id INT, ts TIMESTAMP(3), proc AS PROCTIME(), WATERMARK FOR ts AS ts)
   WITH ('connector' = 'datagen');
 CREATE TABLE customers (id BIGINT, name STRING, tier INT) WITH ('connector' = 'lookup-test');
-CREATE TABLE out (order_id BIGINT, name STRING) WITH ('connector' = 'blackhole');
+CREATE TABLE sink (order_id BIGINT, name STRING) WITH ('connector' = 'blackhole');
 `
 
 func TestLookupJoinPlan(t *testing.T) {
 	s := mustSession(t, lookupDDL)
-	p := mustPlan(t, s, `INSERT INTO out SELECT o.order_id, c.name FROM orders AS o
+	p := mustPlan(t, s, `INSERT INTO sink SELECT o.order_id, c.name FROM orders AS o
 		JOIN customers FOR SYSTEM_TIME AS OF o.proc AS c ON o.customer_id + 1 = c.id AND c.tier > 2`)
 	got := Explain(p)
 	want := "LookupJoin(table=[customers], joinType=[InnerJoin], lookup=[id=(customer_id + 1)], where=[(tier > 2)], select=[order_id, customer_id, ts, id, name, tier])"

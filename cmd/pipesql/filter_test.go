@@ -60,7 +60,7 @@ CREATE TABLE g (k STRING, c BIGINT, f BIGINT, paid_sum INT, paid_users BIGINT, u
   WITH ('connector' = 'print', 'print-identifier' = 'group');
 CREATE TABLE w (ws TIMESTAMP(3), k STRING, c BIGINT, f BIGINT, paid_sum INT, paid_users BIGINT, users BIGINT)
   WITH ('connector' = 'print', 'print-identifier' = 'window');
-CREATE TABLE only (f BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'alone');
+CREATE TABLE alone (f BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'alone');
 BEGIN STATEMENT SET;
 INSERT INTO g SELECT k, COUNT(*) AS c, COUNT(*) FILTER (WHERE s = 'PAID') AS f,
   SUM(amount) FILTER (WHERE s = 'PAID'), COUNT(DISTINCT uid) FILTER (WHERE s = 'PAID'), COUNT(DISTINCT uid)
@@ -68,7 +68,7 @@ FROM s GROUP BY k;
 INSERT INTO w SELECT window_start, k, COUNT(*), COUNT(*) FILTER (WHERE s = 'PAID'),
   SUM(amount) FILTER (WHERE s = 'PAID'), COUNT(DISTINCT uid) FILTER (WHERE s = 'PAID'), COUNT(DISTINCT uid)
 FROM TABLE(TUMBLE(TABLE s, DESCRIPTOR(ts), INTERVAL '1' DAY)) GROUP BY window_start, window_end, k;
-INSERT INTO only SELECT COUNT(*) FILTER (WHERE s = 'PAID') FROM s;
+INSERT INTO alone SELECT COUNT(*) FILTER (WHERE s = 'PAID') FROM s;
 END;
 `
 	file := filepath.Join(dir, "filter.sql")

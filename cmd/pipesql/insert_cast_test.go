@@ -19,9 +19,9 @@ func TestInsertImplicitCasts(t *testing.T) {
 	}
 	job := `CREATE TABLE s (d DECIMAL(10, 2), i INT, ts TIMESTAMP(3))
   WITH ('connector' = 'filesystem', 'path' = '` + filepath.Join(dir, "in.csv") + `', 'format' = 'csv');
-CREATE TABLE out (d DECIMAL(5, 1), i BIGINT, id DECIMAL(12, 2), day DATE, tod TIME, arr ARRAY<DECIMAL(4, 1)>)
+CREATE TABLE sink (d DECIMAL(5, 1), i BIGINT, id DECIMAL(12, 2), dt DATE, tod TIME, arr ARRAY<DECIMAL(4, 1)>)
   WITH ('connector' = 'print');
-INSERT INTO out SELECT d, i, i, ts, ts, ARRAY[i] FROM s;
+INSERT INTO sink SELECT d, i, i, ts, ts, ARRAY[i] FROM s;
 `
 	file := filepath.Join(dir, "job.sql")
 	if err := os.WriteFile(file, []byte(job), 0o644); err != nil {
@@ -52,7 +52,7 @@ INSERT INTO out SELECT d, i, i, ts, ts, ARRAY[i] FROM s;
 		t.Fatal(err)
 	}
 	r = pipesql(t, "explain", file)
-	if r.code != 2 || !strings.Contains(r.stderr, "job.sql:5:27: type mismatch: column 'i' of table 'out' is SMALLINT, the query gives INT") ||
+	if r.code != 2 || !strings.Contains(r.stderr, "job.sql:5:28: type mismatch: column 'i' of table 'sink' is SMALLINT, the query gives INT") ||
 		!strings.Contains(r.stderr, "write CAST(... AS SMALLINT)") {
 		t.Fatalf("a narrowing INSERT: exit %d\n%s", r.code, r.stderr)
 	}

@@ -370,14 +370,14 @@ func TestKafkaExactlyOnceFailedCheckpoint(t *testing.T) {
 func TestKafkaExactlyOnceTimeoutAtPlanTime(t *testing.T) {
 	job := writeJob(t, `SET 'execution.checkpointing.interval' = '2 min';
 CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
-CREATE TABLE out (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'localhost:1',
+CREATE TABLE events_out (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'localhost:1',
   'format' = 'json', 'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'p',
   'properties.transaction.timeout.ms' = '90000');
-INSERT INTO out SELECT id FROM src;
+INSERT INTO events_out SELECT id FROM src;
 `)
 	for _, cmd := range []string{"explain", "run"} {
 		r := pipesql(t, cmd, job)
-		if r.code != exitUsage || !strings.Contains(r.stderr, "job.sql:6:1: kafka sink out") ||
+		if r.code != exitUsage || !strings.Contains(r.stderr, "job.sql:6:1: kafka sink events_out") ||
 			!strings.Contains(r.stderr, "'execution.checkpointing.interval' (2m0s) is not shorter than 'properties.transaction.timeout.ms' (1m30s)") {
 			t.Errorf("%s: exit %d, want %d and the timeout error at the INSERT\nstderr: %s", cmd, r.code, exitUsage, r.stderr)
 		}

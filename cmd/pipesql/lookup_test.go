@@ -31,8 +31,8 @@ func TestFilesystemLookupJoin(t *testing.T) {
 CREATE TABLE orders (order_id BIGINT, customer_id INT, amount BIGINT, proc_time AS PROCTIME())
 WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
 CREATE TABLE customers (id INT, name STRING) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
-CREATE TABLE out (order_id BIGINT, name STRING, amount BIGINT) WITH ('connector' = 'print');
-INSERT INTO out
+CREATE TABLE sink (order_id BIGINT, name STRING, amount BIGINT) WITH ('connector' = 'print');
+INSERT INTO sink
 SELECT o.order_id, c.name, o.amount
 FROM orders AS o LEFT JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c
   ON c.id = o.customer_id AND o.amount > 100;

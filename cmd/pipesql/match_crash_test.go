@@ -84,9 +84,9 @@ SET 'execution.checkpointing.dir' = '%s';
 SET 'restart-strategy.type' = 'none';
 CREATE TABLE e (k INT, v BIGINT, id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
   WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
-CREATE TABLE matches (k INT, s BIGINT, l BIGINT)
+CREATE TABLE found (k INT, s BIGINT, l BIGINT)
   WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
-INSERT INTO matches
+INSERT INTO found
   SELECT k, s, l FROM e MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts
     MEASURES FIRST(id) AS s, LAST(id) AS l
     AFTER MATCH SKIP PAST LAST ROW

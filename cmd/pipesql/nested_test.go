@@ -34,12 +34,12 @@ CREATE TABLE datagen (
 CREATE VIEW bid AS
 SELECT bid.auction, bid.bidder, bid.price, bid.channel, bid.url, dateTime, bid.extra
 FROM datagen WHERE event_type = 2;
-CREATE TABLE out (auction BIGINT, price BIGINT, dir STRING, ts TIMESTAMP(3), extra STRING, who ROW<bidder BIGINT, channel STRING>, name STRING)
+CREATE TABLE sink (auction BIGINT, price BIGINT, dir STRING, ts TIMESTAMP(3), extra STRING, who ROW<bidder BIGINT, channel STRING>, name STRING)
 WITH ('connector' = 'print');
-INSERT INTO out
+INSERT INTO sink
 SELECT b.auction, b.price, SPLIT_INDEX(b.url, '/', 3), b.dateTime, b.extra, (b.bidder, b.channel), CAST(NULL AS STRING)
 FROM bid AS b;
-INSERT INTO out
+INSERT INTO sink
 SELECT person.id, CAST(NULL AS BIGINT), CAST(NULL AS STRING), dateTime, person.name, ROW(bid.bidder, bid.channel), person.name
 FROM datagen WHERE person.id IS NOT NULL;
 `, filepath.Join(dir, "events.json"))

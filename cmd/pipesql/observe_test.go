@@ -87,8 +87,8 @@ SET 'metrics.address' = '127.0.0.1:0';
 CREATE TABLE events (user_id STRING) WITH (
   'connector' = 'kafka', 'topic' = 'events', 'properties.bootstrap.servers' = '%s',
   'scan.startup.mode' = 'earliest-offset', 'format' = 'json');
-CREATE TABLE out (user_id STRING) WITH ('connector' = 'blackhole');
-INSERT INTO out SELECT user_id FROM events;
+CREATE TABLE sink (user_id STRING) WITH ('connector' = 'blackhole');
+INSERT INTO sink SELECT user_id FROM events;
 `, c.Bootstrap()))
 	p := startPipesql(t, "run", job, "--log-format", "json", "--log-level", "info", "--progress-interval", "200ms")
 
@@ -132,7 +132,7 @@ INSERT INTO out SELECT user_id FROM events;
 	}
 	err = json.NewDecoder(resp.Body).Decode(&doc)
 	resp.Body.Close()
-	if err != nil || len(doc.Jobs) != 1 || doc.Jobs[0].Name != "insert-into_out" || doc.Jobs[0].State != "RUNNING" || doc.Jobs[0].Records != 60 {
+	if err != nil || len(doc.Jobs) != 1 || doc.Jobs[0].Name != "insert-into_sink" || doc.Jobs[0].State != "RUNNING" || doc.Jobs[0].Records != 60 {
 		t.Errorf("/status: %+v (%v)", doc, err)
 	}
 	eventuallyTrue(t, "a progress record with every record", func() bool {
@@ -146,7 +146,7 @@ INSERT INTO out SELECT user_id FROM events;
 		t.Fatalf("exit %d after SIGTERM\nstderr: %s", r.code, r.stderr)
 	}
 	for _, rec := range jsonLogLines(t, r.stderr) {
-		if rec["msg"] == "progress" && rec["job"] != "insert-into_out" {
+		if rec["msg"] == "progress" && rec["job"] != "insert-into_sink" {
 			t.Errorf("progress record of job %v", rec["job"])
 		}
 	}

@@ -31,9 +31,9 @@ func TestShellJobResumesAfterKill(t *testing.T) {
 		"SET 'state.checkpoints.dir' = '" + ckpt + "';",
 		"CREATE TABLE ids (id BIGINT, u STRING, n INT) WITH ('connector' = 'kafka', 'topic' = 'ids', " +
 			"'properties.bootstrap.servers' = '" + c.Bootstrap() + "', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json');",
-		"CREATE TABLE out (id BIGINT, u STRING) WITH ('connector' = 'filesystem', 'path' = '" + out + "', 'format' = 'json');",
+		"CREATE TABLE `out` (id BIGINT, u STRING) WITH ('connector' = 'filesystem', 'path' = '" + out + "', 'format' = 'json');",
 	}
-	const insert = "INSERT INTO out SELECT id, u FROM ids;"
+	const insert = "INSERT INTO `out` SELECT id, u FROM ids;"
 	env := []string{"PIPESQL_HISTORY=" + filepath.Join(dir, "history")}
 	submit := func(tm *terminal) string {
 		t.Helper()
