@@ -70,8 +70,9 @@ func compileSessionAgg(n *planner.WindowAggregate) (*opSpec, error) {
 	for _, a := range n.Aggs {
 		if a.State == planner.StateRoaringDict {
 			// The dictionary is shared by every buffer of the call; merging sessions'
-			// buffers would need it checkpointed with them.
-			return nil, fmt.Errorf("%w: %s in a SESSION window: COUNT(DISTINCT) of values that need a dictionary is not supported yet", ErrUnsupportedPlan, a.Name)
+			// buffers would need it checkpointed with them. The planner keeps such a
+			// COUNT(DISTINCT) in a value set instead.
+			return nil, fmt.Errorf("%w: %s in a SESSION window: COUNT(DISTINCT) with a dictionary", ErrUnsupportedPlan, a.Name)
 		}
 	}
 	aggs, err := compileAggCalls(n.Aggs, in)

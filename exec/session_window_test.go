@@ -17,7 +17,7 @@ import (
 
 // bruteSessions is, per session of gapMS milliseconds of each key (rows at most a gap
 // apart are one session, as in Flink), (k, rows, SUM(v),
-// first id, last id).
+// first id, last id, the number of distinct v).
 func bruteSessions(evs []overEvent, gapMS int64) string {
 	byKey := map[string][]overEvent{}
 	for _, e := range evs {
@@ -30,10 +30,12 @@ func bruteSessions(evs []overEvent, gapMS int64) string {
 			var sum int64
 			any := false
 			lo, hi := s[0].seq, s[0].seq
+			distinct := map[int64]bool{}
 			for _, e := range s {
 				if e.v >= 0 {
 					sum += e.v
 					any = true
+					distinct[e.v] = true
 				}
 				lo, hi = min(lo, e.seq), max(hi, e.seq)
 			}
@@ -41,7 +43,7 @@ func bruteSessions(evs []overEvent, gapMS int64) string {
 			if any {
 				sv = fmt.Sprint(sum)
 			}
-			rows = append(rows, fmt.Sprintf("(%s, %d, %s, %d, %d)", k, len(s), sv, lo, hi))
+			rows = append(rows, fmt.Sprintf("(%s, %d, %s, %d, %d, %d)", k, len(s), sv, lo, hi, len(distinct)))
 		}
 		start := 0
 		for i := 1; i <= len(part); i++ {
@@ -58,11 +60,11 @@ func bruteSessions(evs []overEvent, gapMS int64) string {
 // TestSessionStopWithSavepointAndResume stops a session window job with a savepoint
 // halfway (open sessions with their buffers in the state, rows out of order that bridge
 // sessions) and resumes it: the sessions of both runs together are the brute-force ones,
-// each once.
+// each once. COUNT(DISTINCT) of strings keeps value sets, which merge with their sessions.
 func TestSessionStopWithSavepointAndResume(t *testing.T) {
 	const n = 20000
 	dir, evs := writeOverFixture(t, n, 4)
-	query := "SELECT k, COUNT(*), SUM(v), MIN(id), MAX(id) FROM e GROUP BY SESSION(rt, INTERVAL '2' SECOND), k;"
+	query := "SELECT k, COUNT(*), SUM(v), MIN(id), MAX(id), COUNT(DISTINCT CAST(v AS STRING)) FROM e GROUP BY SESSION(rt, INTERVAL '2' SECOND), k;"
 	spDir := t.TempDir()
 	clock := newStepClock(20 * time.Millisecond)
 	clock.autoAdvance(100 * time.Millisecond)

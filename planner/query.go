@@ -487,6 +487,7 @@ func (p *planner) planAggregate(sel *parser.Select, items []selectItem, from *re
 			win.TimeCol = len(pre.Projections) - 1
 		}
 		out = append(out, w.columns()...)
+		sessionStates(win, aggs) // session_window.go
 		aggNode = &WindowAggregate{Input: pre, Window: win, Keys: seq(k), Aggs: aggs, Out: out}
 	} else {
 		g := &GroupAggregate{Input: pre, Keys: seq(k), Aggs: aggs, Out: out}

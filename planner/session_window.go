@@ -68,3 +68,18 @@ func checkBareSession(sel *parser.Select, from *relation, aggregating bool) erro
 	}
 	return errAt(sel.At, ErrUnsupported, "unsupported: a SESSION window table function without a window aggregation (GROUP BY window_start, window_end, ...) over it")
 }
+
+// sessionStates keeps the COUNT(DISTINCT) of values that would need a dictionary (strings)
+// in a value set in a session window: merging sessions merges their buffers, and a value
+// set merges and checkpoints on its own, where bitmaps of dictionary ids would need the
+// shared dictionary checkpointed with them.
+func sessionStates(w Window, aggs []AggCall) {
+	if w.Kind != SessionWindow {
+		return
+	}
+	for i := range aggs {
+		if aggs[i].State == StateRoaringDict {
+			aggs[i].State = StateDistinctValues
+		}
+	}
+}

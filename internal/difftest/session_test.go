@@ -89,6 +89,11 @@ var sessionQueries = []struct{ flink, keys, duck string }{
 		"", `MIN(ts), MAX(ts) + INTERVAL 5 SECOND, MAX(ts) + INTERVAL 5 SECOND - INTERVAL 1 MILLISECOND, COUNT(v), MIN(v), AVG(CAST(v AS DOUBLE))`},
 	{`SELECT k, SESSION_START(ts, INTERVAL '5' SECOND), SESSION_END(ts, INTERVAL '5' SECOND), SESSION_ROWTIME(ts, INTERVAL '5' SECOND), COUNT(*), COUNT(DISTINCT v) FROM clicks GROUP BY SESSION(ts, INTERVAL '5' SECOND), k`,
 		"k", `k, MIN(ts), MAX(ts) + INTERVAL 5 SECOND, MAX(ts) + INTERVAL 5 SECOND - INTERVAL 1 MILLISECOND, COUNT(*), COUNT(DISTINCT v)`},
+	// COUNT(DISTINCT) of strings: value sets, merged when sessions merge.
+	{`SELECT window_start, window_end, COUNT(DISTINCT k), COUNT(*) FROM TABLE(SESSION(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end`,
+		"", `MIN(ts), MAX(ts) + INTERVAL 5 SECOND, COUNT(DISTINCT k), COUNT(*)`},
+	{`SELECT k, window_start, COUNT(DISTINCT CAST(v AS STRING)) FROM TABLE(SESSION(TABLE clicks PARTITION BY k, DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY k, window_start, window_end`,
+		"k", `k, MIN(ts), COUNT(DISTINCT CAST(v AS VARCHAR))`},
 	{`SELECT k, COUNT(*) AS n FROM clicks WHERE v IS NOT NULL GROUP BY k, SESSION(ts, INTERVAL '5' SECOND) HAVING COUNT(*) > 1`,
 		"", ``}, // the DuckDB side is built below: the filter applies before the sessions
 }
