@@ -22,18 +22,29 @@ import (
 // every row that joined nothing emitted null-padded; then the window is forgotten. A row
 // whose window has fired already is late and dropped (counted), as in Flink. A row whose
 // key has a NULL joins nothing: an outer side's is emitted null-padded at once. The output
-// is append-only. State is checkpointed per open window (w<end>).
+// is append-only. State is checkpointed per open window (w<end>). A semi (anti) window
+// join emits, when the window fires, each left row with (without) a match in it.
 
 type windowJoinConfig struct {
 	base    *joinConfig // keys, where, widths, outer
 	end     [2]int      // the window_end column of each side
 	tick    int64
 	typeStr string
+	// semi and anti emit the left rows with (without) a match; nullAware is NOT IN's
+	// anti join (see planner/window_semi_join.go).
+	semi, anti, nullAware bool
 }
 
 func compileWindowJoin(n *planner.WindowJoin, env eval.Env) (*windowJoinConfig, error) {
 	j := &planner.Join{Left: n.Left, Right: n.Right, Type: n.Type, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
 		KeyTypes: n.KeyTypes, Where: n.Where, Condition: n.Condition, Out: n.Out}
+	if n.Type.Semi() {
+		// The pairs are only tested: compile them as an inner join's.
+		j.Type, j.Out = planner.InnerJoin, append(append(types.Schema(nil), n.Left.Schema()...), n.Right.Schema()...)
+		if n.NullAware && (n.Where != nil || len(n.LeftKeys) != 1) {
+			return nil, fmt.Errorf("%w: a null-aware window anti join of %d keys with a condition", ErrUnsupportedPlan, len(n.LeftKeys))
+		}
+	}
 	if len(j.LeftKeys) == 0 {
 		// Without further keys every row of a window has the same key: its window end.
 		j.LeftKeys, j.RightKeys, j.KeyTypes = []int{n.LeftEnd}, []int{n.RightEnd}, []types.Type{n.Left.Schema()[n.LeftEnd].Type.WithoutTimeAttr()}
@@ -46,7 +57,8 @@ func compileWindowJoin(n *planner.WindowJoin, env eval.Env) (*windowJoinConfig, 
 	if n.LeftEnd < 0 || n.LeftEnd >= len(ls) || n.RightEnd < 0 || n.RightEnd >= len(rs) {
 		return nil, fmt.Errorf("%w: window join end columns %d, %d", ErrUnsupportedPlan, n.LeftEnd, n.RightEnd)
 	}
-	return &windowJoinConfig{base: base, end: [2]int{n.LeftEnd, n.RightEnd}, tick: 1000}, nil
+	return &windowJoinConfig{base: base, end: [2]int{n.LeftEnd, n.RightEnd}, tick: 1000,
+		semi: n.Type == planner.LeftSemiJoin, anti: n.Type == planner.LeftAntiJoin, nullAware: n.NullAware}, nil
 }
 
 func describeWindowJoin(n *planner.WindowJoin) string {
@@ -104,7 +116,17 @@ func (o *windowJoinOp) processInput(ctx context.Context, s int, b batch, out *ou
 		if err != nil {
 			return err
 		}
+		if !ok && o.cfg.nullAware {
+			key, ok = []byte(nullKey), true // NULL keys count within the window
+		}
 		if !ok {
+			if o.cfg.anti && s == 0 {
+				// No row can match a NULL key: the row is in an anti join's result.
+				if err := out.emit(ctx, connectors.Insert, row); err != nil {
+					return err
+				}
+				continue
+			}
 			if o.cfg.base.outer[s] {
 				if err := out.emit(ctx, connectors.Insert, o.ops.pair(s, row, nil)); err != nil {
 					return err
@@ -144,6 +166,14 @@ func (o *windowJoinOp) processWatermark(ctx context.Context, wm int64, out *outb
 	cfg := o.cfg.base
 	for _, end := range ends {
 		w := o.windows[end]
+		if o.cfg.semi || o.cfg.anti {
+			if err := o.fireSemi(ctx, w, out); err != nil {
+				return err
+			}
+			delete(o.windows, end)
+			o.changed[end] = true
+			continue
+		}
 		for _, k := range w.order {
 			rows := w.keys[k]
 			matched := [2][]bool{make([]bool, len(rows[0])), make([]bool, len(rows[1]))}
@@ -180,6 +210,54 @@ func (o *windowJoinOp) processWatermark(ctx context.Context, wm int64, out *outb
 		}
 		delete(o.windows, end)
 		o.changed[end] = true
+	}
+	return nil
+}
+
+// fireSemi emits the left rows of a fired window that a semi join keeps (a match in the
+// window) or an anti join keeps (none; for NOT IN, null-aware).
+func (o *windowJoinOp) fireSemi(ctx context.Context, w *wjWindow, out *outbox) error {
+	var right, nulls int
+	if o.cfg.nullAware {
+		for k, rows := range w.keys {
+			right += len(rows[1])
+			if k == nullKey {
+				nulls = len(rows[1])
+			}
+		}
+	}
+	where := o.cfg.base.where
+	for _, k := range w.order {
+		rows := w.keys[k]
+		for _, l := range rows[0] {
+			var keep bool
+			switch {
+			case o.cfg.nullAware:
+				keep = right == 0 || k != nullKey && nulls == 0 && len(rows[1]) == 0
+			default:
+				matched := false
+				for _, r := range rows[1] {
+					if where == nil {
+						matched = true
+						break
+					}
+					pass, err := where(o.ops.joined(l, r))
+					if err != nil {
+						return err
+					}
+					if pass {
+						matched = true
+						break
+					}
+				}
+				keep = matched == o.cfg.semi
+			}
+			if keep {
+				if err := out.emit(ctx, connectors.Insert, l); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }

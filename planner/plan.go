@@ -253,11 +253,18 @@ const (
 	LeftOuterJoin
 	RightOuterJoin
 	FullOuterJoin
+	// LeftSemiJoin and LeftAntiJoin keep the left rows that have (have not) a match, as
+	// window joins run IN/EXISTS (NOT IN/NOT EXISTS) over windows (window_semi_join.go).
+	LeftSemiJoin
+	LeftAntiJoin
 )
 
 func (t JoinType) String() string {
-	return [...]string{"InnerJoin", "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin"}[t]
+	return [...]string{"InnerJoin", "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin", "LeftSemiJoin", "LeftAntiJoin"}[t]
 }
+
+// Semi reports whether the join keeps left rows only (a semi or anti join).
+func (t JoinType) Semi() bool { return t == LeftSemiJoin || t == LeftAntiJoin }
 
 // LeftOuter reports whether unmatched left rows are emitted, null-padded.
 func (t JoinType) LeftOuter() bool { return t == LeftOuterJoin || t == FullOuterJoin }

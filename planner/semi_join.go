@@ -142,6 +142,9 @@ func checkAppendOnly(pos parser.Pos, rel *relation, what string) error {
 // planInSubquery plans x IN (SELECT y ...) as a semi join on x = y, x NOT IN (SELECT y
 // ...) as a null-aware anti join.
 func (p *planner) planInSubquery(from *relation, x *parser.InExpr, env *cteEnv) (*relation, error) {
+	if rel, ok, err := p.planWindowIn(from, x, env); ok || err != nil { // window_semi_join.go
+		return rel, err
+	}
 	sub, err := p.planQuery(x.Subquery, env)
 	if err != nil {
 		return nil, err
@@ -227,6 +230,9 @@ func (p *planner) planExists(from *relation, x *parser.SubqueryExpr, anti bool, 
 	}
 	if err := checkBoolean(sel.Where.Pos(), cond, "the WHERE condition"); err != nil {
 		return nil, err
+	}
+	if rel, ok, err := p.windowSemiJoin(from, inner, cond, anti, false, sel.Where.Pos(), what); ok || err != nil { // window_semi_join.go
+		return rel, err
 	}
 	var lk, rk []int
 	var kt []types.Type

@@ -29,7 +29,10 @@ type WindowJoin struct {
 	LeftKeys, RightKeys []int
 	KeyTypes            []types.Type
 	Where, Condition    Expr
-	Out                 types.Schema
+	// NullAware is NOT IN's anti join (one key, no Where): a NULL key on either side
+	// counts, as in semi_join.go, within each window.
+	NullAware bool
+	Out       types.Schema
 }
 
 func (n *WindowJoin) Children() []Node     { return []Node{n.Left, n.Right} }
@@ -125,7 +128,8 @@ func (p *planner) planWindowJoin(x *parser.Join, typ JoinType, left, right *rela
 func (o *optimizer) pruneWindowJoin(x *WindowJoin, used []bool) (Node, []int, error) {
 	lw := len(x.Left.Schema())
 	width := lw + len(x.Right.Schema())
-	all := append([]bool(nil), used...)
+	all := make([]bool, width) // a semi join's parent uses left columns only
+	copy(all, used)
 	markUsed(x.Condition, all)
 	for i := range x.LeftKeys {
 		all[x.LeftKeys[i]] = true
@@ -162,19 +166,35 @@ func (o *optimizer) pruneWindowJoin(x *WindowJoin, used []bool) (Node, []int, er
 	if x.Where != nil {
 		j.Where = remap(x.Where, m)
 	}
-	j.Out = joinSchema(left.Schema(), right.Schema(), x.Type)
-	for i, to := range m {
+	j.Out = windowJoinSchema(left.Schema(), right.Schema(), x.Type)
+	for i, to := range m[:len(x.Out)] {
 		if to >= 0 {
 			j.Out[to].Name = x.Out[i].Name
 		}
 	}
-	return &j, m, nil
+	return &j, m[:len(x.Out)], nil
+}
+
+// windowJoinSchema is a window join's output: a regular join's, or the left columns
+// (without time attributes) of a semi or anti join.
+func windowJoinSchema(left, right types.Schema, typ JoinType) types.Schema {
+	if !typ.Semi() {
+		return joinSchema(left, right, typ)
+	}
+	var out types.Schema
+	for _, c := range left {
+		out = append(out, types.Column{Name: c.Name, Type: c.Type.WithoutTimeAttr()})
+	}
+	return out
 }
 
 // describeWindowJoin writes what shapes a window join's state, for the fingerprint.
 func describeWindowJoin(b *strings.Builder, x *WindowJoin) {
 	w := x.LeftWindow
 	fmt.Fprintf(b, "window-join %s %s size=%d slide=%d offset=%d", x.Type, w.Kind, w.Size, w.Slide, w.Offset)
+	if x.NullAware {
+		b.WriteString(" null-aware")
+	}
 	for i := range x.LeftKeys {
 		fmt.Fprintf(b, " key=%s=%s:%s", lineage(x.Left, x.LeftKeys[i]), lineage(x.Right, x.RightKeys[i]), x.KeyTypes[i])
 	}
