@@ -102,7 +102,13 @@ type generator struct {
 	urls           []string // the base urls of hot channels
 	channelURLs    []string // the url of each other channel, made when first used
 	channelNames   []string // and its name
+	// letters is random lower-case letters that extras are cut from (see nextExtra)
+	letters string
 }
+
+// lettersLen is the size of the generator's pool of random letters: extras are at most
+// a few hundred bytes, so their starts spread over ~64k positions.
+const lettersLen = 64 << 10
 
 func newGenerator(cfg genConfig) *generator {
 	g := &generator{cfg: cfg}
@@ -118,6 +124,8 @@ func newGenerator(cfg genConfig) *generator {
 		g.reseed(uint64(1<<62) + uint64(i))
 		g.urls[i] = g.baseURL()
 	}
+	g.reseed(uint64(1<<62) - 1)
+	g.letters = exactString(g.rand, lettersLen)
 	return g
 }
 
@@ -358,7 +366,17 @@ func (g *generator) nextExtra(size, avg int) string {
 	if delta > 0 {
 		n += g.rand.IntN(2 * delta)
 	}
-	return exactString(g.rand, n)
+	if n <= 0 {
+		return ""
+	}
+	if n > len(g.letters)/2 {
+		return exactString(g.rand, n)
+	}
+	// n random letters cut from the pool at a random start: one random number and no
+	// allocation per event, where making them costs one number per 13 letters and
+	// the event's largest allocation.
+	at := g.rand.IntN(len(g.letters) - n + 1)
+	return g.letters[at : at+n]
 }
 
 // exactString returns n random lower-case letters, 13 from each random number (26^13 <
