@@ -70,9 +70,11 @@ type Factory struct {
 	// when the mode is the value format's (FormatFactory.Changelog), insert-only without
 	// a format.
 	Changelog func(t TableInfo) ChangelogMode
-	// FormatMetadataPrefix is how the connector offers the metadata of its value format
-	// (FormatFactory.Metadata): Kafka's 'value.source.timestamp' is debezium-json's
-	// 'source.timestamp'. "" when it offers none.
+	// FormatMetadata is set when the connector offers the metadata of its value format
+	// (FormatFactory.Metadata), each key prefixed by FormatMetadataPrefix: Kafka's
+	// 'value.source.timestamp' is debezium-json's 'source.timestamp'; filesystem offers
+	// the keys as the format names them, as Flink's FileSystemTableSource does.
+	FormatMetadata       bool
 	FormatMetadataPrefix string
 
 	NewSource func(ctx context.Context, cfg SourceConfig) (Source, error) // nil when not readable

@@ -70,6 +70,7 @@ func init() {
 	connectors.Register(&connectors.Factory{
 		Name: "kafka", Options: kafkaOptions, Prefixes: []string{"properties."}, Metadata: kafkaMetadata,
 		Formats:              []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json"},
+		FormatMetadata:       true,
 		FormatMetadataPrefix: "value.",
 		Validate: func(t connectors.TableInfo) error {
 			_, topic := t.Options["topic"]
@@ -141,6 +142,7 @@ func init() {
 	connectors.Register(&connectors.Factory{Name: "blackhole", NewSink: planOnlySink})
 	connectors.Register(&connectors.Factory{
 		Name: "filesystem", Formats: []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json"},
+		FormatMetadata: true,
 		Options: []connectors.OptionSpec{
 			both(connectors.OptionSpec{Key: "path", Type: str, Required: true}),
 			both(connectors.OptionSpec{Key: "format", Type: str, Required: true}),

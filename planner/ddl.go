@@ -183,7 +183,7 @@ func (t *Table) bindMetadata() error {
 				spec = &f.Metadata[j]
 			}
 		}
-		if p := f.FormatMetadataPrefix; p != "" && t.Format != nil {
+		if p := f.FormatMetadataPrefix; f.FormatMetadata && t.Format != nil {
 			for j := range t.Format.Metadata { // changelog.go
 				m := &t.Format.Metadata[j]
 				keys = append(keys, p+m.Key)

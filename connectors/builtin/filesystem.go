@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -68,9 +69,11 @@ var filesystemFactory = &connectors.Factory{
 		{Key: metaFileSize, Type: types.TypeBigInt.WithNotNull(true)},
 		{Key: metaFileModTime, Type: types.TimestampLTZType(3).WithNotNull(true)},
 	},
-	Formats:   []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json"},
-	Validate:  validateFilesystem,
-	SplitNoun: "files",
+	Formats: []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json"},
+	// debezium-json's source.timestamp is read as 'source.timestamp'.
+	FormatMetadata: true,
+	Validate:       validateFilesystem,
+	SplitNoun:      "files",
 	NewSource: func(ctx context.Context, cfg connectors.SourceConfig) (connectors.Source, error) {
 		return newFileSource(cfg, connectors.ClockOr(cfg.Clock))
 	},
@@ -161,14 +164,20 @@ const fileStateVersion = 1
 // fileSource reads the files under a path one after another, each a split, line by
 // line through the table's format.
 type fileSource struct {
-	table   string
-	root    string
-	dec     connectors.Decoder
-	nPhys   int      // physical columns decoded, first in each row
-	meta    []string // metadata key of each produced column after the physical ones
-	monitor time.Duration
-	clock   connectors.Clock
-	log     connectors.Logger
+	table string
+	root  string
+	dec   connectors.Decoder
+	nPhys int      // physical columns decoded, first in each row
+	meta  []string // metadata key of each produced column after the physical ones
+	// fmeta[i] >= 0 says meta[i] is a key of the format's metadata (debezium-json's
+	// source.timestamp), its index among them: the decoder fills it after the physical
+	// columns of each row.
+	fmeta      []int
+	fmetaKeys  []string
+	fmetaTypes []types.Type
+	monitor    time.Duration
+	clock      connectors.Clock
+	log        connectors.Logger
 	// bulk is set for a bulk format (parquet), read through bulkCols; parts for a
 	// PARTITIONED BY table, whose key columns come from the path (filesystem_read.go).
 	bulk     *connectors.BulkFormat
@@ -231,12 +240,19 @@ func newFileSource(cfg connectors.SourceConfig, clk connectors.Clock) (*fileSour
 			s.nPhys++
 			continue
 		}
+		at := -1
 		switch p.MetadataKey {
 		case metaFilePath, metaFileName, metaFileSize, metaFileModTime:
 		default:
-			return fail(fmt.Errorf("%w: filesystem has no metadata %q", ErrBadOptions, p.MetadataKey))
+			if !slices.ContainsFunc(f.Metadata, func(m connectors.MetadataSpec) bool { return m.Key == p.MetadataKey }) {
+				return fail(fmt.Errorf("%w: filesystem has no metadata %q", ErrBadOptions, p.MetadataKey))
+			}
+			at = len(s.fmetaKeys)
+			s.fmetaKeys = append(s.fmetaKeys, p.MetadataKey)
+			s.fmetaTypes = append(s.fmetaTypes, p.Type)
 		}
 		s.meta = append(s.meta, p.MetadataKey)
+		s.fmeta = append(s.fmeta, at)
 	}
 	if err = s.setupDecoding(cfg, f, fopts); err != nil {
 		return fail(err)
@@ -347,6 +363,8 @@ func (s *fileSource) open(path string) error {
 			o.meta = append(o.meta, types.BigIntValue(info.Size()))
 		case metaFileModTime:
 			o.meta = append(o.meta, types.TimestampLTZValue(info.ModTime().UnixMilli()*1000))
+		default:
+			o.meta = append(o.meta, types.NullValue) // the format's, per record
 		}
 	}
 	s.cur = o
@@ -502,6 +520,11 @@ func (s *fileSource) Poll(ctx context.Context, maxWait time.Duration) ([]connect
 				full := make(types.Row, width)
 				copy(full, r[:s.nPhys])
 				copy(full[s.nPhys:], o.meta)
+				for i, at := range s.fmeta {
+					if at >= 0 {
+						full[s.nPhys+i] = r[s.nPhys+at]
+					}
+				}
 				rows = append(rows, full)
 			}
 			total += len(decoded)

@@ -122,6 +122,15 @@ func (s *fileSource) setupDecoding(cfg connectors.SourceConfig, f *connectors.Fo
 		return err
 	}
 	_, changes := dec.(connectors.ChangeDecoder)
+	if len(s.fmetaKeys) > 0 {
+		md, ok := dec.(connectors.MetadataDecoder)
+		if !ok || !changes {
+			return fmt.Errorf("%w: format %s offers no metadata", ErrBadOptions, f.Name)
+		}
+		if err := md.SetMetadata(s.fmetaKeys, s.fmetaTypes); err != nil {
+			return err
+		}
+	}
 	if s.parts == nil {
 		s.dec = dec
 		if workers := runtime.GOMAXPROCS(0); workers > 1 && !changes {

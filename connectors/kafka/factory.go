@@ -17,6 +17,7 @@ func init() {
 		},
 		SplitNoun: "partitions",
 		// debezium-json's source.timestamp is read as 'value.source.timestamp'.
+		FormatMetadata:       true,
 		FormatMetadataPrefix: valueMetaPrefix,
 		NewSource:            NewSource,
 		NewSink:              NewSink,
