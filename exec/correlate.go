@@ -19,6 +19,7 @@ type correlateOp struct {
 	width      int  // the columns the collection adds, ORDINALITY included
 	rowElems   bool // the elements are ROWs, spread into their fields
 	isMap      bool
+	multiset   bool // each element as often as its count
 	ordinality bool
 	left       bool
 	// replicate emits each input row arg times (INTERSECT ALL, EXCEPT ALL).
@@ -42,6 +43,10 @@ func compileCorrelate(n *planner.Correlate, env eval.Env) (*correlateOp, error) 
 	case types.Array:
 		op.rowElems = t.Elem.Kind == types.Struct
 	case types.Map:
+		if t.Multiset {
+			op.multiset, op.rowElems = true, t.Key.Kind == types.Struct
+			break
+		}
 		op.isMap = true
 	default:
 		return nil, fmt.Errorf("%w: UNNEST of %s", ErrUnsupportedPlan, t)
@@ -67,7 +72,11 @@ func (c *correlateOp) processBatch(ctx context.Context, b batch, out *outbox) er
 			}
 			continue
 		}
-		n := len(v.Elems())
+		elems := v.Elems()
+		if c.multiset {
+			elems = multisetElems(v.Entries())
+		}
+		n := len(elems)
 		if c.isMap {
 			n = len(v.Entries())
 		}
@@ -88,9 +97,9 @@ func (c *correlateOp) processBatch(ctx context.Context, b batch, out *outbox) er
 				cols[0], cols[1] = en.Key, en.Value
 			case c.rowElems:
 				// A NULL element gives NULL fields.
-				copy(cols, v.Elems()[e].Elems())
+				copy(cols, elems[e].Elems())
 			default:
-				cols[0] = v.Elems()[e]
+				cols[0] = elems[e]
 			}
 			if c.ordinality {
 				cols[len(cols)-1] = types.IntValue(types.Int, int64(e+1))
@@ -101,6 +110,17 @@ func (c *correlateOp) processBatch(ctx context.Context, b batch, out *outbox) er
 		}
 	}
 	return nil
+}
+
+// multisetElems lists a multiset's elements, each as often as its count.
+func multisetElems(entries []types.MapEntry) []types.Value {
+	var out []types.Value
+	for _, e := range entries {
+		for range e.Value.Int() {
+			out = append(out, e.Key)
+		}
+	}
+	return out
 }
 
 // make returns a new output row holding row's columns and NULLs after them.

@@ -66,8 +66,8 @@ func unnestColumns(t types.Type) ([]types.Column, bool) {
 		}
 		return []types.Column{{Name: "f0", Type: elem.WithoutTimeAttr()}}, true
 	case types.Map:
-		if t.Multiset {
-			return nil, false // not yet: each element as often as it is in the multiset
+		if t.Multiset { // each element as often as it is in the multiset
+			return unnestColumns(types.Type{Kind: types.Array, Elem: t.Key})
 		}
 		return []types.Column{{Name: "f0", Type: t.Key.WithoutTimeAttr()}, {Name: "f1", Type: t.Elem.WithoutTimeAttr()}}, true
 	}
@@ -113,6 +113,9 @@ func (p *planner) planUnnest(x *parser.Join, u *parser.Unnest, env *cteEnv) (*re
 	cols, ok := unnestColumns(arg.Type())
 	if !ok {
 		return nil, errAt(u.Args[0].Pos(), ErrTypeMismatch, "type mismatch: UNNEST expects an ARRAY or a MAP, got %s", arg.Type().Nullable())
+	}
+	if u.Ordinality && arg.Type().Multiset {
+		return nil, errAt(u.At, ErrUnsupported, "unsupported: UNNEST of a MULTISET WITH ORDINALITY: a multiset's elements have no order")
 	}
 	if u.Ordinality {
 		cols = append(cols, types.Column{Name: "ORDINALITY", Type: types.TypeInt.WithNotNull(true)})
