@@ -24,13 +24,16 @@
 // unless source.monitor-interval is set, when it keeps looking for new files. A bad
 // record fails the job with a *RecordError (table, file, line, field, snippet), or is
 // skipped and counted when the format ignores parse errors. Metadata: file.path,
-// file.name, file.size, file.modification-time.
+// file.name, file.size, file.modification-time, and a CDC format's own keys
+// (source.timestamp ...), which its decoder fills per record.
 //
 // The sink writes part files named part-<uuid>-0-<n> into the path directory, as
 // Flink does; a part stays hidden (.part-...inprogress) until a Flush, which the
 // runtime calls at checkpoints and at the end, or, in a checkpointed job, until the
 // checkpoint covering it completes (a connectors.CommittingSink). It takes inserts
-// only. Parts roll by Flink's rolling policy and at every checkpoint.
+// only, but in a CDC format (debezium-json ...), whose encoder writes every row with its
+// kind. Parts roll by Flink's rolling policy and at every checkpoint. A lookup join reads
+// the files whole (filelookup.go), applying a CDC format's changes in order.
 //
 // A parquet table is a bulk format (connectors.BulkFormat): the sink hands each
 // in-progress part a writer of row groups, closed (footer written) when the part rolls;
