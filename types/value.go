@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // Value is one SQL value. The zero Value is NULL.
@@ -58,8 +59,8 @@ func TimestampValue(micros int64) Value      { return Value{k: Timestamp, n: mic
 func TimestampLTZValue(micros int64) Value   { return Value{k: TimestampLTZ, n: micros} }
 func IntervalValue(micros int64) Value       { return Value{k: IntervalDayTime, n: micros} }
 func IntervalMonthsValue(months int64) Value { return Value{k: IntervalYearMonth, n: months} }
-func ArrayValue(elems []Value) Value         { return Value{k: Array, x: elems} }
-func RowValue(fields []Value) Value          { return Value{k: Struct, x: fields} }
+func ArrayValue(elems []Value) Value         { return composite(Array, elems) }
+func RowValue(fields []Value) Value          { return composite(Struct, fields) }
 func MapValue(entries []MapEntry) Value      { return Value{k: Map, x: entries} }
 
 // decScale is the scale of a DECIMAL held in n; a one-byte value in an interface does
@@ -141,8 +142,18 @@ func (v Value) Rat() *big.Rat {
 
 // Elems returns the elements of an ARRAY or the fields of a ROW value.
 func (v Value) Elems() []Value {
-	e, _ := v.x.([]Value)
-	return e
+	p, _ := v.x.(*Value)
+	if p == nil {
+		return nil
+	}
+	return unsafe.Slice(p, v.n)
+}
+
+// composite holds the elements of an ARRAY or ROW as a pointer to the first and the
+// count: a pointer in an interface does not allocate, a slice would (its header, once
+// per value: a Nexmark source makes a ROW per event).
+func composite(k Kind, elems []Value) Value {
+	return Value{k: k, n: int64(len(elems)), x: unsafe.SliceData(elems)}
 }
 
 // Entries returns the entries of a MAP value.
