@@ -138,6 +138,15 @@ func (p *planner) planGroupingSets(sel *parser.Select, env *cteEnv) (*relation, 
 	if sel.From == nil {
 		return nil, errAt(sel.At, ErrUnsupported, "unsupported: GROUPING SETS without FROM")
 	}
+	for _, g := range sel.GroupBy {
+		if c, ok := g.(*parser.FuncCall); ok && strings.EqualFold(c.Name, "SESSION") {
+			return nil, errAt(c.At, ErrUnsupported, "unsupported: GROUPING SETS, ROLLUP and CUBE on SESSION window aggregates")
+		}
+		if c, ok := g.(*parser.FuncCall); ok && legacyWindowFuncs[strings.ToUpper(c.Name)] {
+			// Flink's group window aggregate refuses them too.
+			return nil, errAt(c.At, ErrUnsupported, "unsupported: GROUPING SETS, ROLLUP and CUBE with the group window %s(...) in GROUP BY: use the window table function, FROM TABLE(%s(TABLE t, DESCRIPTOR(ts), ...)) GROUP BY window_start, window_end, ROLLUP(...)", strings.ToUpper(c.Name), strings.ToUpper(c.Name))
+		}
+	}
 	from, err := p.planFrom(sel.From, env)
 	if err != nil {
 		return nil, err
