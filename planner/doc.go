@@ -48,7 +48,8 @@
 // state kept as long as the bounds and the watermark require, time attributes kept); a
 // join of two window table functions over the same window, on window_start and
 // window_end, a WindowJoin (window_join.go); IN (SELECT ...) and [NOT] EXISTS in WHERE a
-// SemiJoin, EXPLAINed as Join(joinType=[LeftSemiJoin|LeftAntiJoin]) (semi_join.go).
+// SemiJoin, EXPLAINed as Join(joinType=[LeftSemiJoin|LeftAntiJoin]) (semi_join.go); under
+// OR, a LEFT JOIN with the subquery's distinct keys and a marker (subquery_or.go).
 // A regular join takes updating inputs (its output is updating then); interval, window
 // and semi joins need insert-only ones. FOR SYSTEM_TIME AS OF an event-time attribute
 // against a versioned table is a TemporalJoin (temporal_join.go). Joins without an

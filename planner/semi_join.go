@@ -104,6 +104,12 @@ func (p *planner) planSubqueryFilters(from *relation, where parser.Expr, env *ct
 				continue
 			}
 		}
+		if subqueryUnderOr(c) {
+			if from, err = p.planSubqueryOr(from, c, env); err != nil { // subquery_or.go
+				return nil, nil, err
+			}
+			continue
+		}
 		if rest == nil {
 			rest = c
 		} else {
@@ -127,6 +133,9 @@ func hasSubquery(e parser.Expr) bool {
 			if sq, ok := x.X.(*parser.SubqueryExpr); ok && sq.Exists {
 				return true
 			}
+		}
+		if subqueryUnderOr(c) {
+			return true
 		}
 	}
 	return false

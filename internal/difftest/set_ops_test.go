@@ -9,13 +9,13 @@ import (
 	"time"
 )
 
-// INTERSECT, EXCEPT and lists of tables in FROM against DuckDB
+// INTERSECT, EXCEPT, subqueries under OR and lists of tables in FROM against DuckDB
 //
 // The orders and customers of the join tests (NULL keys and amounts, keys that repeat,
 // keys only one side has): each set operation, with and without ALL, over columns with
 // NULLs (a set operation compares them as equal), over an updating input, and chained
-// (INTERSECT binds tighter than UNION and EXCEPT); joins written as lists of tables with
-// their condition in WHERE. pipesql's changelog's final state must be DuckDB's result, as
+// (INTERSECT binds tighter than UNION and EXCEPT); IN and [NOT] EXISTS under OR; joins
+// written as lists of tables with their condition in WHERE. pipesql's changelog's final state must be DuckDB's result, as
 // a multiset: ALL keeps duplicates as many times as the bags say.
 
 var setOpQueries = []string{
@@ -33,6 +33,10 @@ var setOpQueries = []string{
 	`SELECT k FROM (SELECT customer_id AS k, COUNT(*) AS n FROM orders GROUP BY customer_id) WHERE n > 1 INTERSECT ALL SELECT id FROM customers`,
 	`SELECT id FROM customers EXCEPT SELECT k FROM (SELECT customer_id AS k, COUNT(*) AS n FROM orders GROUP BY customer_id) WHERE n > 12`,
 	`SELECT t, COUNT(*) AS n FROM (SELECT tag AS t, amount FROM orders INTERSECT ALL SELECT tag, tier * 20 FROM customers) GROUP BY t`,
+	// Subqueries under OR: a LEFT JOIN with the subquery's distinct keys and a marker.
+	`SELECT o.order_id, o.amount FROM orders o WHERE o.customer_id IN (SELECT id FROM customers WHERE tier > 2) OR o.amount > 90`,
+	`SELECT o.order_id FROM orders o WHERE o.amount < 30 AND (EXISTS (SELECT * FROM customers c WHERE c.id = o.customer_id AND c.tier = 1) OR NOT EXISTS (SELECT * FROM customers c WHERE c.tag = o.tag AND c.tier = 4))`,
+	`SELECT o.order_id, o.tag FROM orders o WHERE (o.tag = 't0' AND o.customer_id IN (SELECT id FROM customers WHERE tag = 't1')) OR (o.tag <> 't0' AND EXISTS (SELECT * FROM customers c WHERE c.id = o.customer_id AND c.tag = o.tag))`,
 	`SELECT o.order_id, c.name FROM orders o, customers c WHERE o.customer_id = c.id AND o.amount > 10`,
 	`SELECT o.order_id, c.name FROM orders o CROSS JOIN customers c WHERE c.id = o.customer_id AND o.amount > c.tier * 20`,
 	`SELECT o.tag, c.name, c2.tier FROM orders o, customers c, customers c2 WHERE c.id = o.customer_id AND c2.id = c.id AND c2.tag = o.tag`,
