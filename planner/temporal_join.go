@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pipesql/pipesql/connectors"
@@ -240,11 +241,12 @@ func (p *planner) planTemporalJoin(x *parser.Join, typ JoinType, dim *parser.Tab
 }
 
 // versionedQuery finds the versioned table a view's plan n is: a Deduplicate keeping the
-// last row per key by a rowtime attribute, under projections that keep its keys and its
-// time. Its keys are the primary key and its time the rowtime, as Flink infers them; why
-// says what is missing when n is not one. A filter above the deduplication is refused:
-// the join reads only each key's latest row (+I/+U, Flink's ONLY_UPDATE_AFTER), so a
-// filtered-out update would leave the version before it valid.
+// last row per key by a rowtime attribute, or a versioned table (a PRIMARY KEY and a
+// WATERMARK), under projections that keep its key and its time. The deduplication's
+// keys are the primary key and its time the rowtime, as Flink infers them; why says what
+// is missing when n is not one. A filter is refused: the join reads only each key's
+// latest row (+I/+U, Flink's ONLY_UPDATE_AFTER), so a filtered-out update would leave
+// the version before it valid.
 func versionedQuery(n Node) (key []int, rowtime int, why string) {
 	switch x := n.(type) {
 	case *Deduplicate:
@@ -257,9 +259,23 @@ func versionedQuery(n Node) (key []int, rowtime int, why string) {
 		return x.Keys, x.TimeCol, ""
 	case *Exchange:
 		return versionedQuery(x.Input)
+	case *tableRef:
+		// A projection of a versioned table is one: its primary key and rowtime.
+		if !versioned(x.table) {
+			return nil, -1, fmt.Sprintf("it reads '%s', which is not versioned (a PRIMARY KEY and a WATERMARK) and does not deduplicate with ROW_NUMBER() ... = 1", x.table.Name)
+		}
+		rowtime = slices.IndexFunc(x.out, func(c types.Column) bool { return c.Type.TimeAttr == types.RowTime })
+		for _, k := range x.table.PrimaryKey {
+			at := slices.IndexFunc(x.out, func(c types.Column) bool { return strings.EqualFold(c.Name, k) })
+			if at < 0 || rowtime < 0 {
+				return nil, -1, fmt.Sprintf("it reads '%s' without its primary key and rowtime", x.table.Name)
+			}
+			key = append(key, at)
+		}
+		return key, rowtime, ""
 	case *Calc:
 		if x.Filter != nil {
-			return nil, -1, "it filters the deduplicated rows"
+			return nil, -1, "it filters the rows of its versioned table"
 		}
 		key, rowtime, why := versionedQuery(x.Input)
 		if why != "" {

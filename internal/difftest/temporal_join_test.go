@@ -88,6 +88,7 @@ WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
 CREATE TABLE rates (currency STRING, rate DOUBLE, update_time TIMESTAMP(3),
   WATERMARK FOR update_time AS update_time, PRIMARY KEY (currency) NOT ENFORCED)
 WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'debezium-json');
+CREATE VIEW doubled_rates AS SELECT update_time, rate * 2 AS rate2, currency FROM rates;
 `, filepath.Join(dir, "orders"), filepath.Join(dir, "rates"))
 	duckOrders := fmt.Sprintf("read_json('%s', format = 'newline_delimited', columns = {order_id: 'BIGINT', currency: 'VARCHAR', amount: 'INTEGER', order_time: 'TIMESTAMP'})", filepath.Join(dir, "orders", "part.json"))
 	duckVersions := fmt.Sprintf("read_json('%s', format = 'newline_delimited', columns = {currency: 'VARCHAR', rate: 'DOUBLE', ts: 'TIMESTAMP', deleted: 'BOOLEAN'})", filepath.Join(dir, "versions", "part.json"))
@@ -96,6 +97,9 @@ WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'debezium-json');
 			`SELECT o.order_id, o.amount * v.rate AS converted FROM {o} o ASOF JOIN {v} v ON o.currency = v.currency AND o.order_time >= v.ts WHERE NOT v.deleted`},
 		{`SELECT o.order_id, r.rate FROM orders AS o LEFT JOIN rates FOR SYSTEM_TIME AS OF o.order_time AS r ON o.currency = r.currency AND r.rate > 2`,
 			`SELECT o.order_id, CASE WHEN v.deleted OR NOT (v.rate > 2) THEN NULL ELSE v.rate END AS rate FROM {o} o ASOF LEFT JOIN {v} v ON o.currency = v.currency AND o.order_time >= v.ts`},
+		// A view projecting the versioned table is versioned too.
+		{`SELECT o.order_id, r.rate2 FROM orders AS o LEFT JOIN doubled_rates FOR SYSTEM_TIME AS OF o.order_time AS r ON o.currency = r.currency`,
+			`SELECT o.order_id, CASE WHEN v.deleted THEN NULL ELSE v.rate * 2 END AS rate2 FROM {o} o ASOF LEFT JOIN {v} v ON o.currency = v.currency AND o.order_time >= v.ts`},
 		{`SELECT r.currency, COUNT(*) AS n, SUM(o.amount) AS total FROM orders AS o JOIN rates FOR SYSTEM_TIME AS OF o.order_time AS r ON o.currency = r.currency WHERE r.rate < 3 GROUP BY r.currency`,
 			`SELECT v.currency, COUNT(*) AS n, SUM(o.amount) AS total FROM {o} o ASOF JOIN {v} v ON o.currency = v.currency AND o.order_time >= v.ts WHERE NOT v.deleted AND v.rate < 3 GROUP BY v.currency`},
 	} {
