@@ -12,11 +12,18 @@ import (
 // or unavailable group coordinator never holds up reading. Commits only show progress
 // (lag monitoring); the source restores from pipesql's checkpoints. So a failed commit
 // is a warning and a counter, and when commits queue up only the newest is sent.
+//
+// It commits through a client of its own, and replaces it after a failed commit.
+// librdkafka can keep sending a group's commits to the coordinator it found first:
+// with the enumerator's client doing the commits too, every commit timed out for as
+// long as TestCommitCoordinatorGone ran once the coordinator's broker was gone, and the
+// source stayed degraded. A new client finds the coordinator afresh.
 type committer struct {
-	client *metadataClient
-	set    *clientSettings
-	log    connectors.Logger
-	table  string
+	client  *metadataClient // used and replaced by run only
+	connect func() (*metadataClient, error)
+	set     *clientSettings
+	log     connectors.Logger
+	table   string
 
 	signal chan struct{} // a commit is waiting
 	done   chan struct{} // run returned
@@ -30,9 +37,9 @@ type committer struct {
 	superseded atomic.Uint64
 }
 
-func newCommitter(client *metadataClient, set *clientSettings, log connectors.Logger, table string) *committer {
+func newCommitter(client *metadataClient, connect func() (*metadataClient, error), set *clientSettings, log connectors.Logger, table string) *committer {
 	return &committer{
-		client: client, set: set, log: log, table: table,
+		client: client, connect: connect, set: set, log: log, table: table,
 		signal: make(chan struct{}, 1),
 		done:   make(chan struct{}),
 	}
@@ -57,6 +64,7 @@ func (c *committer) request(offsets map[partitionKey]int64) {
 
 func (c *committer) run(ctx context.Context) {
 	defer close(c.done)
+	defer func() { c.client.close() }()
 	for {
 		select {
 		case <-ctx.Done():
@@ -83,6 +91,10 @@ func (c *committer) run(ctx context.Context) {
 			if prev == nil || n%10 == 0 {
 				c.log.Warn("kafka source: committing offsets failed; reading continues and the next commit retries",
 					"table", c.table, "group", c.set.groupID, "failures", n, "error", err)
+			}
+			if fresh, cerr := c.connect(); cerr == nil {
+				c.client.close()
+				c.client = fresh
 			}
 			continue
 		}

@@ -1,9 +1,11 @@
 package kafka
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pipesql/pipesql/connectors/kafka/kafkatest"
 )
@@ -97,4 +99,54 @@ func TestIdleSourceRecovers(t *testing.T) {
 	if len(r.rows) != 20 {
 		t.Errorf("%d rows, want 20", len(r.rows))
 	}
+}
+
+// TestCommitCoordinatorGone removes the broker that coordinates the source's group
+// after a commit went to it. The group gets a new coordinator; commits fail against the
+// old one until the source finds the new one, and then work again, without the broker
+// coming back (librdkafka alone would send every commit to the broker that is gone).
+func TestCommitCoordinatorGone(t *testing.T) {
+	c := kafkatest.NewCluster(t, 4)
+	c.CreateTopic(t, "events", 4)
+	produceEvents(t, c, "events", 4, 0, 40)
+	src := openSource(t, sourceConfig(c, newTestLog(t), "events", map[string]string{"properties.group.id": "dau"}))
+	r := newReader(t, src)
+	r.count(40)
+	id := uint64(0)
+	checkpoint := func() {
+		id++
+		if _, err := src.Snapshot(); err != nil {
+			t.Fatal(err)
+		}
+		if err := src.CheckpointComplete(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkpoint()
+	r.until("the first commit", func() bool { return src.Stats().CommitsSucceeded == 1 })
+
+	gone := c.Kfake().CoordinatorFor("dau")
+	if err := c.RemoveBrokerHard(gone); err != nil {
+		t.Fatal(err)
+	}
+	produceEvents(t, c, "events", 4, 40, 80)
+	r.count(80)
+	succeeded := src.Stats().CommitsSucceeded
+	r.until("a commit to the new coordinator", func() bool {
+		if src.Stats().CommitsSucceeded > succeeded {
+			return true
+		}
+		checkpoint()
+		return false
+	})
+	// Asked of a client that never talked to the group before, which finds the new
+	// coordinator.
+	keys := []partitionKey{{"events", 0}, {"events", 1}, {"events", 2}, {"events", 3}}
+	eventually(t, "the offsets of 80 records committed", func() bool {
+		got, err := src.meta.committed(context.Background(), 5*time.Second, keys)
+		return err == nil && got[keys[0]]+got[keys[1]]+got[keys[2]]+got[keys[3]] == 80
+	})
+	r.until("healthy", func() bool { return src.Degraded() == "" })
+	t.Logf("coordinator %d removed: %d commits failed before one went to coordinator %d", gone,
+		src.Stats().CommitsFailed, c.Kfake().CoordinatorFor("dau"))
 }

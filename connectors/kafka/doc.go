@@ -52,11 +52,12 @@
 //
 // Snapshot encodes each partition's next offset (and end, for a bounded read) behind a
 // version byte. CheckpointComplete commits the last snapshot's offsets to
-// 'properties.group.id' through the admin API on a background goroutine; a failed
-// commit is a warning, a counter and a Degraded reason, never an error. Without
-// checkpointing (no 'execution.checkpointing.interval'), or with
-// 'properties.enable.auto.commit' = 'true', Poll also commits the positions read so
-// far every 'properties.auto.commit.interval.ms' (default 5 s). Commits only show
+// 'properties.group.id' through the admin API on a background goroutine and a client of
+// its own, replaced after a failed commit so that commits find a coordinator that moved
+// (its broker decommissioned); a failed commit is a warning, a counter and a Degraded
+// reason, never an error. Without checkpointing (no 'execution.checkpointing.interval'),
+// or with 'properties.enable.auto.commit' = 'true', Poll also commits the positions read
+// so far every 'properties.auto.commit.interval.ms' (default 5 s). Commits only show
 // progress; the source always restores from pipesql's checkpoints.
 //
 // 'scan.bounded.mode' (latest-offset, group-offsets, timestamp, specific-offsets) ends

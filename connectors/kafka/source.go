@@ -189,7 +189,15 @@ func openKafkaSource(ctx context.Context, cfg connectors.SourceConfig, prefetch,
 	}
 	s.enum = newEnumerator(o, set, s.meta, clock, log)
 	if set.groupID != "" {
-		s.commits = newCommitter(s.meta, set, log, cfg.Name)
+		connect := func() (*metadataClient, error) { return newMetadataClient(metaConf, set.groupID, set.bootstrap) }
+		cc, err := connect()
+		if err != nil {
+			s.meta.close()
+			s.consumer.Close()
+			close(s.logsQuit)
+			return nil, fmt.Errorf("kafka source %s: create commit client: %w", cfg.Name, err)
+		}
+		s.commits = newCommitter(cc, connect, set, log, cfg.Name)
 	}
 
 	var restoredKeys []partitionKey
