@@ -140,12 +140,12 @@ func (p *planner) planTemporalJoin(x *parser.Join, typ JoinType, dim *parser.Tab
 	ref, isRef := asOf.(*ColumnRef)
 	if isRef && ref.T.TimeAttr == types.ProcTime {
 		if t == nil {
-			return nil, true, errAt(dim.AsOf.At, ErrUnsupported, "unsupported: a processing-time temporal join against the view '%s' (Flink looks rows up in tables only; join AS OF an event-time attribute for an event-time temporal join)", dimName)
+			return nil, true, errAt(dim.AsOf.At, ErrUnsupported, "unsupported: a processing-time temporal join against the view '%s': only a table's connector can look rows up (Flink: Processing-time temporal join is not supported yet); join AS OF an event-time attribute for an event-time temporal join", dimName)
 		}
 		if t.Connector != nil && lookupable(t) {
 			return nil, false, nil
 		}
-		return nil, true, errAt(dim.AsOf.At, ErrUnsupported, "unsupported: a processing-time temporal join against '%s' (its connector cannot look rows up; join AS OF an event-time attribute for an event-time temporal join)", t.Name)
+		return nil, true, errAt(dim.AsOf.At, ErrUnsupported, "unsupported: a processing-time temporal join against '%s': its connector cannot look rows up (Flink: Processing-time temporal join is not supported yet); join AS OF an event-time attribute for an event-time temporal join", t.Name)
 	}
 	if !isRef || ref.T.TimeAttr != types.RowTime {
 		return nil, true, errAt(dim.AsOf.At, ErrUnsupported, "unsupported: FOR SYSTEM_TIME AS OF %s: a temporal join is AS OF a time attribute of the left table", ExplainExpr(asOf))
