@@ -72,7 +72,7 @@ func overDDL(dir string, sets ...string) string {
 	return b.String()
 }
 
-// bruteOver computes, per event, (id, SUM(v), COUNT(*), LAG(v)) over its partition's rows
+// bruteOver computes, per event, (id, SUM(v), COUNT(*), LAG(v), COUNT(DISTINCT v)) over its partition's rows
 // ordered by (ts, arrival): a RANGE frame of rangeMS milliseconds back with its peers, or
 // every row before it when rangeMS < 0 (ROWS UNBOUNDED PRECEDING, no peers).
 func bruteOver(evs []overEvent, rangeMS int64) string {
@@ -86,6 +86,7 @@ func bruteOver(evs []overEvent, rangeMS int64) string {
 		for i, e := range part {
 			var sum, n int64
 			any := false
+			distinct := map[int64]bool{}
 			for j, o := range part {
 				in := j <= i
 				if rangeMS >= 0 {
@@ -98,6 +99,7 @@ func bruteOver(evs []overEvent, rangeMS int64) string {
 				if o.v >= 0 {
 					sum += o.v
 					any = true
+					distinct[o.v] = true
 				}
 			}
 			s, lag := "NULL", "NULL"
@@ -107,7 +109,7 @@ func bruteOver(evs []overEvent, rangeMS int64) string {
 			if i > 0 && part[i-1].v >= 0 {
 				lag = fmt.Sprint(part[i-1].v)
 			}
-			rows = append(rows, fmt.Sprintf("(%d, %s, %d, %s)", e.seq, s, n, lag))
+			rows = append(rows, fmt.Sprintf("(%d, %s, %d, %s, %d)", e.seq, s, n, lag, len(distinct)))
 		}
 	}
 	slices.Sort(rows)
@@ -115,7 +117,8 @@ func bruteOver(evs []overEvent, rangeMS int64) string {
 }
 
 // TestOverStopWithSavepointAndResume stops OVER aggregate jobs with a savepoint halfway
-// (rows waiting for the watermark, kept frames, running buffers in the state) and resumes
+// (rows waiting for the watermark, kept frames, running buffers, COUNT(DISTINCT)'s value
+// set among them, in the state) and resumes
 // them: the rows of both runs together are the brute-force result, each once.
 func TestOverStopWithSavepointAndResume(t *testing.T) {
 	const n = 20000
@@ -128,7 +131,7 @@ func TestOverStopWithSavepointAndResume(t *testing.T) {
 		{"unbounded rows", "PARTITION BY k ORDER BY rt ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW", -1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			query := fmt.Sprintf("SELECT id, SUM(v) OVER w, COUNT(*) OVER w, LAG(v) OVER w FROM e WINDOW w AS (%s);", c.window)
+			query := fmt.Sprintf("SELECT id, SUM(v) OVER w, COUNT(*) OVER w, LAG(v) OVER w, COUNT(DISTINCT v) OVER w FROM e WINDOW w AS (%s);", c.window)
 			spDir := t.TempDir()
 			clock := newStepClock(20 * time.Millisecond)
 			clock.autoAdvance(100 * time.Millisecond)
