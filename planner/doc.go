@@ -36,7 +36,10 @@
 // window end. Any other GROUP BY is a GroupAggregate with an updating changelog, which
 // only sinks that accept updates (print, blackhole, upsert-kafka) may consume. Each
 // aggregate carries the kind of state exec keeps for it: COUNT(DISTINCT user_id) over a
-// STRING is a roaring bitmap of dictionary-encoded ids.
+// STRING is a roaring bitmap of dictionary-encoded ids (a value set in a SESSION window,
+// whose sessions merge). GROUPING SETS, ROLLUP and CUBE put an Expand, which emits each
+// row once per set with the grouping id $e, below the GroupAggregate, or below the
+// WindowAggregate over a window table function's input (grouping.go).
 //
 // A JOIN ... ON with an equality between the two sides is a regular Join over an
 // Exchange(distribution=[hash[keys]]) on each side, its other conditions evaluated on
@@ -67,8 +70,8 @@
 // as the query without it in a subquery, filtered (over.go).
 //
 // Other OVER calls are OVER aggregates (over.go): a Calc, an OverAggregate that appends
-// one column per call (COUNT, SUM, AVG, MIN, MAX, FIRST_VALUE, LAST_VALUE, LAG) over the
-// row's ROWS or RANGE frame, and a Calc for the select list; WINDOW w AS (...) is resolved
+// one column per call (COUNT, SUM, AVG, MIN, MAX, also DISTINCT, FIRST_VALUE, LAST_VALUE,
+// LAG) over the row's ROWS or RANGE frame, and a Calc for the select list; WINDOW w AS (...) is resolved
 // first. Flink's streaming restrictions are errors at their position. SESSION windows
 // (session_window.go) are a WindowAggregate over a SessionWindow.
 //
