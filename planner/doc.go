@@ -85,7 +85,10 @@
 // constructors ARRAY, MAP and ROW calls of those names, all printed as SQL by EXPLAIN.
 // FROM t CROSS JOIN UNNEST(t.arr) is a Correlate node over t's plan: stateless, it keeps
 // its input's changelog and time attributes. CREATE TABLE refuses a nested column its
-// format cannot read (csv has no MAP).
+// format cannot read (csv has no MAP). A MULTISET<T> is a MAP<T, INT NOT NULL> of each
+// element's count marked Multiset (types.MultisetType), as Flink holds one, so formats
+// and printing treat it as that map; COLLECT returns one, CARDINALITY sums its counts and
+// UNNEST repeats each element by its count.
 //
 // An OPTIONS hint on a table in FROM or INSERT INTO (Flink's dynamic table options) is
 // merged over the table's WITH options for that one scan or sink, which is validated
