@@ -127,16 +127,39 @@ func (a *aggContext) match(e parser.Expr) (Expr, bool) {
 var aggFuncs = map[string]AggFunc{
 	"COUNT": AggCount, "SUM": AggSum, "MIN": AggMin, "MAX": AggMax, "AVG": AggAvg,
 	"APPROX_COUNT_DISTINCT": AggApproxCountDi, "COLLECT": AggCollect,
+	"FIRST_VALUE": AggFirstValue, "LAST_VALUE": AggLastValue, "LISTAGG": AggListAgg, "ARRAY_AGG": AggArrayAgg,
 }
+
+// orderedAggs are the aggregates whose result depends on the order of the input rows.
+var orderedAggs = map[AggFunc]bool{AggFirstValue: true, AggLastValue: true, AggListAgg: true, AggArrayAgg: true}
 
 // aggregate binds one aggregate call and returns the placeholder of its result.
 func (a *aggContext) aggregate(c *parser.FuncCall) (Expr, error) {
 	name := strings.ToUpper(c.Name)
 	fn, ok := aggFuncs[name]
 	if !ok {
-		return nil, errAt(c.At, ErrUnsupported, "unsupported: aggregate function %s (pipesql has COUNT, SUM, MIN, MAX, AVG, APPROX_COUNT_DISTINCT, COLLECT)", name)
+		return nil, errAt(c.At, ErrUnsupported, "unsupported: aggregate function %s (pipesql has COUNT, SUM, MIN, MAX, AVG, APPROX_COUNT_DISTINCT, COLLECT, FIRST_VALUE, LAST_VALUE, LISTAGG, ARRAY_AGG, STDDEV_POP, STDDEV_SAMP, VAR_POP, VAR_SAMP, VARIANCE)", name)
+	}
+	if orderedAggs[fn] && c.Distinct {
+		if fn == AggFirstValue || fn == AggLastValue {
+			c = &parser.FuncCall{At: c.At, Name: c.Name, Args: c.Args, Filter: c.Filter} // the same value either way
+		} else {
+			return nil, errAt(c.At, ErrUnsupported, "unsupported: %s(DISTINCT ...)", name)
+		}
+	}
+	separator := ","
+	if fn == AggListAgg && len(c.Args) == 2 {
+		lit, ok := c.Args[1].(*parser.Literal)
+		if !ok || lit.Kind != parser.StringLit {
+			return nil, errAt(c.Args[1].Pos(), ErrTypeMismatch, "LISTAGG's separator must be a string literal")
+		}
+		separator = lit.Text
+		c = &parser.FuncCall{At: c.At, Name: c.Name, Args: c.Args[:1], Filter: c.Filter}
 	}
 	call := AggCall{Func: fn, Arg: -1, Filter: -1, Distinct: c.Distinct}
+	if fn == AggListAgg {
+		call.Separator = separator
+	}
 	var arg Expr
 	switch {
 	case c.Star:
@@ -191,7 +214,7 @@ func (a *aggContext) aggregate(c *parser.FuncCall) (Expr, error) {
 	if filter != nil {
 		filterKey = filter.String()
 	}
-	key := fmt.Sprintf("%s|%v|%s|%s", fn, call.Distinct, argKey, filterKey)
+	key := fmt.Sprintf("%s|%v|%s|%s|%q", fn, call.Distinct, argKey, filterKey, call.Separator)
 	for i, it := range a.aggs {
 		if it.key == key {
 			return &slotRef{kind: aggSlot, i: i, T: it.call.T}, nil
@@ -249,6 +272,22 @@ func aggResultType(fn AggFunc, t types.Type) (types.Type, error) {
 			return types.Type{}, fmt.Errorf("a comparable value")
 		}
 		return t.Nullable().WithoutTimeAttr(), nil
+	case AggFirstValue, AggLastValue:
+		if t.Kind == types.Null {
+			return types.Type{}, fmt.Errorf("a typed value")
+		}
+		return t.Nullable().WithoutTimeAttr(), nil
+	case AggListAgg:
+		if !t.IsString() {
+			return types.Type{}, fmt.Errorf("a string")
+		}
+		return types.TypeString, nil
+	case AggArrayAgg:
+		if t.Kind == types.Null {
+			return types.Type{}, fmt.Errorf("a typed value")
+		}
+		elem := t.Nullable().WithoutTimeAttr()
+		return types.Type{Kind: types.Array, Elem: &elem}, nil
 	case AggCollect:
 		if t.Kind == types.Null {
 			return types.Type{}, fmt.Errorf("a typed value")
@@ -266,6 +305,10 @@ func stateKind(fn AggFunc, distinct bool, t types.Type) StateKind {
 	switch fn {
 	case AggCollect:
 		return StateRetractMultiset // each value with its count, which is the result
+	case AggFirstValue, AggLastValue:
+		return StateValue
+	case AggListAgg, AggArrayAgg:
+		return StateValueList
 	case AggCount, AggApproxCountDi:
 		if !distinct && fn == AggCount {
 			return StateCounter

@@ -148,6 +148,8 @@ func retracting(g *GroupAggregate) {
 	for i := range g.Aggs {
 		a := &g.Aggs[i]
 		switch {
+		case orderedAggs[a.Func]:
+			a.State = StateValueList
 		case a.Func == AggMin || a.Func == AggMax || a.Distinct || a.Func == AggApproxCountDi:
 			a.State = StateRetractMultiset
 		case a.Func == AggCount:

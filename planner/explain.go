@@ -265,6 +265,9 @@ func explainAggs(in types.Schema, keys []int, aggs []AggCall) string {
 		if a.Filter >= 0 {
 			filter = " FILTER " + in[a.Filter].Name
 		}
+		if a.Func == AggListAgg || a.Func == AggListAgg+"_RETRACT" {
+			arg += ", " + quoteString(a.Separator)
+		}
 		sel = append(sel, fmt.Sprintf("%s(%s)%s AS %s", a.Func, arg, filter, a.Name))
 		state = append(state, fmt.Sprintf("%s: %s", a.Name, a.State))
 	}

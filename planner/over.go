@@ -358,7 +358,7 @@ func (p *planner) overCall(c *parser.FuncCall, b *binder, add func(Expr, string)
 		return call, "", errAt(c.Over.At, ErrUnsupported, "unsupported: %s() OVER outside Top-N: pipesql runs ROW_NUMBER, RANK and DENSE_RANK as Top-N or deduplication: SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY k ORDER BY x) AS rn FROM t) WHERE rn <= N, or ... QUALIFY rn <= N", name)
 	case !overFuncs[name]:
 		return call, "", errAt(c.At, ErrUnsupported, "unsupported: %s in an OVER window (pipesql runs COUNT, SUM, AVG, MIN, MAX, FIRST_VALUE, LAST_VALUE and LAG over a window)", name)
-	case c.Distinct && (c.Star || aggFuncs[name] == ""):
+	case c.Distinct && (c.Star || aggFuncs[name] == "" || orderedAggs[aggFuncs[name]]):
 		return call, "", errAt(c.At, ErrUnsupported, "unsupported: DISTINCT in %s OVER (DISTINCT is for COUNT, SUM, AVG, MIN and MAX over a window)", name)
 	case c.Filter != nil:
 		// Calcite's validator refuses it in Flink ("OVER must be applied to aggregate function").

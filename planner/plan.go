@@ -119,6 +119,12 @@ const (
 	AggAvg           AggFunc = "AVG"   // integer AVG truncates, as Flink's does
 	AggApproxCountDi AggFunc = "APPROX_COUNT_DISTINCT"
 	AggCollect       AggFunc = "COLLECT" // the MULTISET of the non-null values; empty when none
+	// The aggregates of the input's order (arrival order, as Flink's): NULLs ignored but
+	// by ARRAY_AGG, NULL when there is no value.
+	AggFirstValue AggFunc = "FIRST_VALUE" // the first non-null value
+	AggLastValue  AggFunc = "LAST_VALUE"  // the last non-null value
+	AggListAgg    AggFunc = "LISTAGG"     // the non-null strings joined by Separator
+	AggArrayAgg   AggFunc = "ARRAY_AGG"   // an ARRAY of the values, NULLs included
 )
 
 // StateKind says how an aggregate keeps its state; EXPLAIN prints it.
@@ -136,6 +142,11 @@ const (
 	// StateRetractMultiset: MIN/MAX and DISTINCT aggregates over an updating input keep
 	// each value with its count, so that a retracted value can be taken back.
 	StateRetractMultiset StateKind = "value counts"
+	// StateValue: FIRST_VALUE and LAST_VALUE over an insert-only input keep one value.
+	StateValue StateKind = "value"
+	// StateValueList: LISTAGG, ARRAY_AGG, and FIRST_VALUE and LAST_VALUE over an updating
+	// input, keep the values in arrival order.
+	StateValueList StateKind = "value list"
 )
 
 // AggCall is one aggregate in an aggregation node.
@@ -147,6 +158,8 @@ type AggCall struct {
 	T        types.Type
 	State    StateKind
 	Name     string // output column name
+	// Separator is LISTAGG's, ',' when not written.
+	Separator string
 }
 
 // WindowAggregate groups rows by Keys within each window and emits one row per window and

@@ -71,6 +71,9 @@ func New(call planner.AggCall, argType types.Type) (Func, error) {
 	if call.Func == planner.AggCollect {
 		return newCollect(call, argType) // retract.go
 	}
+	if isOrdered(call.Func) {
+		return newOrdered(call, argType, call.State == planner.StateValueList && (call.Func == planner.AggFirstValue || call.Func == planner.AggLastValue)) // ordered.go
+	}
 	if call.State == planner.StateRetractMultiset {
 		return NewRetracting(call, argType) // retract.go
 	}

@@ -30,6 +30,9 @@
 //	                                                canonical encoding (string dictionary)
 //	SUM/AVG(DISTINCT x)            distinct value set
 //	                                                a hash set of the values; Result aggregates it
+//	FIRST_VALUE(x), LAST_VALUE(x)  value            the one value, with its arrival number
+//	LISTAGG(x), ARRAY_AGG(x)       value list       the values with their arrival numbers (ordered.go),
+//	                                                also FIRST/LAST_VALUE over an updating input
 //	COLLECT([DISTINCT] x)          value counts     each value with its count: the MULTISET result
 //	                                                (a MAP of counts), retracting too
 //

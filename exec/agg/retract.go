@@ -38,6 +38,9 @@ func NewRetracting(call planner.AggCall, argType types.Type) (Func, error) {
 	if call.Func == planner.AggCollect {
 		return newCollect(call, argType)
 	}
+	if isOrdered(call.Func) {
+		return newOrdered(call, argType, true) // ordered.go
+	}
 	if call.Func != planner.AggMin && call.Func != planner.AggMax && !call.Distinct && call.Func != planner.AggApproxCountDi {
 		call.State = "" // counter, sum, or sum and count: they subtract
 		return New(call, argType)
