@@ -363,6 +363,24 @@ func merge(n Node, keepNames bool) Node {
 	switch x := n.(type) {
 	case *Calc:
 		c := &Calc{Input: merge(x.Input, false), Projections: x.Projections, Filter: x.Filter, Out: x.Out}
+		// A renaming Calc below may have gone: the references take the names of what
+		// they now read.
+		in := c.Input.Schema()
+		name := func(e Expr) Expr {
+			return rewrite(e, func(y Expr) Expr {
+				if r, ok := y.(*ColumnRef); ok && r.Index < len(in) && r.Name != in[r.Index].Name {
+					return &ColumnRef{Index: r.Index, Name: in[r.Index].Name, T: r.T}
+				}
+				return y
+			})
+		}
+		c.Projections = make([]Expr, len(x.Projections))
+		for i, p := range x.Projections {
+			c.Projections[i] = name(p)
+		}
+		if x.Filter != nil {
+			c.Filter = name(x.Filter)
+		}
 		if inner, ok := c.Input.(*Calc); ok && canMerge(c, inner) {
 			c = &Calc{
 				Input:       inner.Input,
