@@ -23,6 +23,9 @@ type calcProgram struct {
 	// pass the filter are passed on as they are.
 	identity bool
 	inWidth  int
+	// memoWidth is the memo slots of calls shared by the filter and projections
+	// (eval.CompileShared): each row is evaluated as a copy extended by them. 0: none.
+	memoWidth int
 }
 
 func compileCalc(n *planner.Calc, env eval.Env) (*calcProgram, error) {
@@ -53,7 +56,30 @@ func compileCalc(n *planner.Calc, env eval.Env) (*calcProgram, error) {
 		p.projs = append(p.projs, ev)
 		p.cols = append(p.cols, col)
 	}
-	return p, nil
+	return p, p.share(n, env)
+}
+
+// share recompiles the filter and projections together when they repeat a call, so
+// that each row computes it once.
+func (p *calcProgram) share(n *planner.Calc, env eval.Env) error {
+	exprs := append([]planner.Expr(nil), n.Projections...)
+	if n.Filter != nil {
+		exprs = append(exprs, n.Filter)
+	}
+	s, err := eval.CompileShared(exprs, p.inWidth, env)
+	if err != nil || s.MemoWidth == 0 {
+		return err
+	}
+	p.memoWidth = s.MemoWidth
+	p.projs = s.Evals[:len(n.Projections)]
+	if n.Filter != nil {
+		f := s.Evals[len(n.Projections)]
+		p.filter = func(row types.Row) (bool, error) {
+			v, err := f(row)
+			return err == nil && !v.IsNull() && v.Bool(), err
+		}
+	}
+	return nil
 }
 
 // apply filters and projects rows (with their kinds, nil when all inserts). Output rows
@@ -91,7 +117,17 @@ func (p *calcProgram) applyTo(rows []types.Row, kinds []connectors.RowKind, s *c
 		}
 		out, backing = s.rows[:0], s.backing[:width*len(rows)]
 	}
-	for i, row := range rows {
+	var ext types.Row // the row and its memo slots
+	if p.memoWidth > 0 {
+		ext = make(types.Row, p.inWidth+p.memoWidth)
+	}
+	for i, in := range rows {
+		row := in
+		if ext != nil {
+			copy(ext, in)
+			clear(ext[p.inWidth:])
+			row = ext
+		}
 		if p.filter != nil {
 			ok, err := p.filter(row)
 			if err != nil {
@@ -105,7 +141,7 @@ func (p *calcProgram) applyTo(rows []types.Row, kinds []connectors.RowKind, s *c
 			if out == nil {
 				out = make([]types.Row, 0, len(rows)-i)
 			}
-			out = append(out, row)
+			out = append(out, in)
 		} else {
 			if len(backing) < width {
 				backing = make([]types.Value, width*max(len(rows)-i, 1))

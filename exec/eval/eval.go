@@ -65,6 +65,9 @@ func CompilePredicate(e planner.Expr, env Env) (func(row types.Row) (bool, error
 type compiler struct {
 	ctx *funcs.Context
 	loc *time.Location
+	// memo is the memo slot of each shared call, by its text (CompileShared); nil:
+	// nothing is shared.
+	memo map[string]int
 }
 
 func newCompiler(env Env) *compiler {
@@ -100,6 +103,15 @@ func (c *compiler) compile(e planner.Expr) (node, error) {
 		}
 		return constNode(v, e.T), nil
 	case *planner.Call:
+		if c.memo != nil {
+			if slot, shared := c.memo[e.String()]; shared {
+				n, err := c.call(e)
+				if err == nil && !n.isConst {
+					n.eval = memoized(n.eval, slot)
+				}
+				return n, err
+			}
+		}
 		return c.call(e)
 	case *planner.Cast:
 		return c.cast(e)
