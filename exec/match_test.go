@@ -847,3 +847,37 @@ func TestMatchRecognizeRestoreEveryRow(t *testing.T) {
 		})
 	}
 }
+
+// TestMatchRecognizeTimeMeasures: MATCH_ROWTIME(rowtime) is the time of the match's last
+// row, typed as the attribute; MATCH_PROCTIME() the time the match is emitted at.
+func TestMatchRecognizeTimeMeasures(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i, p := range []int{12, 17, 19, 21, 25, 18, 15, 14, 24, 25, 19} {
+		fmt.Fprintf(&b, `{"symbol":"ACME","rowtime":"2011-04-01 10:00:%02d.000","price":%d}`+"\n", i, p)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "t.json"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := fmt.Sprintf(`CREATE TABLE Ticker (symbol STRING, rowtime TIMESTAMP(3), price BIGINT,
+  WATERMARK FOR rowtime AS rowtime - INTERVAL '1' SECOND) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
+SELECT * FROM Ticker MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY rowtime
+  MEASURES MATCH_ROWTIME(rowtime) AS mt, MATCH_PROCTIME() AS mp
+  AFTER MATCH SKIP TO LAST UP PATTERN (S DOWN+ UP)
+  DEFINE DOWN AS DOWN.price < PREV(DOWN.price), UP AS UP.price > PREV(UP.price)) AS m;`, dir)
+	clock := newStepClock(time.Millisecond)
+	var got []string
+	j, err := NewJob(planSQL(t, q), Options{Clock: clock, Collect: func(_ connectors.RowKind, r types.Row) {
+		got = append(got, fmt.Sprintf("%s %s %v", r[0], r[1], r[2].IsNull()))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ACME 2011-04-01 10:00:08.000 false"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}

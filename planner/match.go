@@ -534,16 +534,37 @@ func (nb *navBinder) rewrite(e parser.Expr, define bool) (parser.Expr, error) {
 			}
 			return rw(x.Args[0])
 		case "MATCH_PROCTIME":
-			return nil, errAt(x.At, ErrUnsupported, "unsupported: MATCH_PROCTIME() in MATCH_RECOGNIZE is not supported yet")
+			// A processing-time attribute, the time the match is emitted at: PROCTIME()
+			// evaluated with the measures.
+			if define {
+				return nil, errAt(x.At, ErrUnsupported, "unsupported: MATCH_PROCTIME() in DEFINE: it is a measure")
+			}
+			if len(x.Args) > 0 {
+				return nil, errAt(x.At, ErrUnsupported, "MATCH_PROCTIME takes no arguments")
+			}
+			return &parser.FuncCall{At: x.At, Name: "PROCTIME"}, nil
 		case "MATCH_ROWTIME":
 			if define {
 				return nil, errAt(x.At, ErrUnsupported, "unsupported: MATCH_ROWTIME() in DEFINE: it is a measure")
 			}
-			if len(x.Args) > 0 {
-				return nil, errAt(x.At, ErrUnsupported, "unsupported: MATCH_ROWTIME takes no arguments")
-			}
 			if nb.m.ProcTime {
-				return nil, errAt(x.At, ErrUnsupported, "unsupported: MATCH_ROWTIME() in a MATCH_RECOGNIZE ordered by processing time (MATCH_PROCTIME is not supported yet)")
+				return nil, errAt(x.At, ErrUnsupported, "unsupported: MATCH_ROWTIME() in a MATCH_RECOGNIZE ordered by processing time: write MATCH_PROCTIME()")
+			}
+			if len(x.Args) > 1 {
+				return nil, errAt(x.At, ErrUnsupported, "MATCH_ROWTIME takes no argument or the event-time attribute")
+			}
+			if len(x.Args) == 1 {
+				// Flink's MATCH_ROWTIME(rowtime_field): the time attribute the match is
+				// ordered by, typed as it.
+				id, ok := x.Args[0].(*parser.Ident)
+				var c int
+				var err error
+				if ok && len(id.Parts) == 1 {
+					c, err = nb.in.resolve(id)
+				}
+				if !ok || len(id.Parts) != 1 || err != nil || c != nb.timeCol {
+					return nil, errAt(x.Args[0].Pos(), ErrUnsupported, "unsupported: MATCH_ROWTIME takes the event-time attribute the match is ordered by (%s), not %s", nb.in.cols[nb.timeCol].name, parser.Format(x.Args[0]))
+				}
 			}
 			t := nb.in.cols[nb.timeCol].t
 			return nb.slot(MatchNav{Kind: NavRowtime, Col: -1, T: t}, x.Pos()), nil
