@@ -18,10 +18,10 @@ import (
 // key: PATTERN (A B+ C)) writing to the exactly-once filesystem sink with SIGKILL several
 // times, soon after a checkpoint commit, with matches in progress, and restarts it from
 // its checkpoints: each match is written once, exactly the matches a Go loop over the
-// same rows finds. The fast set runs 400k rows with 200 ms checkpoints; under -tags soak
+// same rows finds. The fast set runs 1M rows with 100 ms checkpoints (the NFA matches 400k in well under a second); under -tags soak
 // 8M rows (enough for 5 kills at 1 s checkpoints on an idle machine), 1 s checkpoints and at least 5 kills.
 func TestMatchRecognizeCrashRecovery(t *testing.T) {
-	n, interval, rounds, minKills := 400_000, "200 ms", 3, 2
+	n, interval, rounds, minKills := 1_000_000, "100 ms", 3, 2
 	if soak {
 		n, interval, rounds, minKills = 8_000_000, "1 s", 8, 5
 	}
@@ -98,7 +98,7 @@ INSERT INTO found
 	}
 	env := []string{engine.CommitDelayEnv + "=30ms"}
 	killed, _ := crashRounds(t, env, job, rounds, func(int) killPlan {
-		return killPlan{commits: 1, delay: time.Duration(rng.IntN(300)) * time.Millisecond}
+		return killPlan{commits: 1, delay: time.Duration(rng.IntN(100)) * time.Millisecond}
 	}, nil)
 	r := startCrashRun(t, env, "run", job)
 	r.wait(t, 5*time.Minute)
