@@ -838,15 +838,23 @@ func (o *matchOp) extended(p *matchPartition, row types.Row, last *matchNode, re
 	for range cfg.navs {
 		ext = append(ext, types.Value{})
 	}
+	// get reads a navigation's column, or evaluates its expression, on row number at.
+	get := func(i, at int) (types.Value, error) {
+		if arg := cfg.aggArgs[i]; arg != nil {
+			return arg(p.row(at))
+		}
+		return p.row(at)[cfg.navs[i].Col], nil
+	}
 	for _, i := range reads {
 		nav := cfg.navs[i]
 		var v types.Value
+		var err error
 		nv := cfg.navVar[i]
 		switch nav.Kind {
 		case planner.NavLast:
 			if nv < 0 {
 				if at := last.pos - nav.Offset; at >= p.start {
-					v = p.row(at)[nav.Col]
+					v, err = get(i, at)
 				}
 				break
 			}
@@ -854,7 +862,7 @@ func (o *matchOp) extended(p *matchPartition, row types.Row, last *matchNode, re
 			for n := last; n != nil; n = n.parent {
 				if n.v == nv {
 					if skip == 0 {
-						v = p.row(n.pos)[nav.Col]
+						v, err = get(i, n.pos)
 						break
 					}
 					skip--
@@ -863,7 +871,7 @@ func (o *matchOp) extended(p *matchPartition, row types.Row, last *matchNode, re
 		case planner.NavFirst:
 			if nv < 0 {
 				if at := p.start + nav.Offset; at <= last.pos {
-					v = p.row(at)[nav.Col]
+					v, err = get(i, at)
 				}
 				break
 			}
@@ -877,7 +885,7 @@ func (o *matchOp) extended(p *matchPartition, row types.Row, last *matchNode, re
 			for n := last; n != nil && skip >= 0; n = n.parent {
 				if n.v == nv {
 					if skip == 0 {
-						v = p.row(n.pos)[nav.Col]
+						v, err = get(i, n.pos)
 					}
 					skip--
 				}
@@ -896,10 +904,10 @@ func (o *matchOp) extended(p *matchPartition, row types.Row, last *matchNode, re
 				v = p.row(last.pos)[cfg.timeCol]
 			}
 		case planner.NavAgg:
-			var err error
-			if v, err = o.aggregate(p, nav, i, last); err != nil {
-				return nil, err
-			}
+			v, err = o.aggregate(p, nav, i, last)
+		}
+		if err != nil {
+			return nil, err
 		}
 		ext[len(row)+i] = v
 	}

@@ -849,7 +849,8 @@ func TestMatchRecognizeRestoreEveryRow(t *testing.T) {
 }
 
 // TestMatchRecognizeTimeMeasures: MATCH_ROWTIME(rowtime) is the time of the match's last
-// row, typed as the attribute; MATCH_PROCTIME() the time the match is emitted at.
+// row, typed as the attribute; MATCH_PROCTIME() the time the match is emitted at;
+// FIRST/LAST of an expression evaluate it on the row they navigate to.
 func TestMatchRecognizeTimeMeasures(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
@@ -862,13 +863,13 @@ func TestMatchRecognizeTimeMeasures(t *testing.T) {
 	q := fmt.Sprintf(`CREATE TABLE Ticker (symbol STRING, rowtime TIMESTAMP(3), price BIGINT,
   WATERMARK FOR rowtime AS rowtime - INTERVAL '1' SECOND) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
 SELECT * FROM Ticker MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY rowtime
-  MEASURES MATCH_ROWTIME(rowtime) AS mt, MATCH_PROCTIME() AS mp
+  MEASURES MATCH_ROWTIME(rowtime) AS mt, MATCH_PROCTIME() AS mp, FIRST(DOWN.price + 1) AS f1, LAST(DOWN.price * 2, 1) AS l2
   AFTER MATCH SKIP TO LAST UP PATTERN (S DOWN+ UP)
   DEFINE DOWN AS DOWN.price < PREV(DOWN.price), UP AS UP.price > PREV(UP.price)) AS m;`, dir)
 	clock := newStepClock(time.Millisecond)
 	var got []string
 	j, err := NewJob(planSQL(t, q), Options{Clock: clock, Collect: func(_ connectors.RowKind, r types.Row) {
-		got = append(got, fmt.Sprintf("%s %s %v", r[0], r[1], r[2].IsNull()))
+		got = append(got, fmt.Sprintf("%s %s %v %s %s", r[0], r[1], r[2].IsNull(), r[3], r[4]))
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -876,7 +877,7 @@ SELECT * FROM Ticker MATCH_RECOGNIZE (PARTITION BY symbol ORDER BY rowtime
 	if err := j.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"ACME 2011-04-01 10:00:08.000 false"}
+	want := []string{"ACME 2011-04-01 10:00:08.000 false 19 30"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}

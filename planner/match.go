@@ -351,6 +351,20 @@ func navName(i int) string { return fmt.Sprintf("$match_nav%d", i) }
 // one pattern variable (or of every row, when no column names a variable), as Flink
 // allows: SUM(A.price * A.tax), not SUM(A.price * B.tax).
 func (nb *navBinder) aggOverExpr(x *parser.FuncCall, fn AggFunc) (parser.Expr, error) {
+	v, e, err := nb.oneVarExpr(x)
+	if err != nil {
+		return nil, err
+	}
+	t, err := aggResultType(fn, e.Type())
+	if err != nil {
+		return nil, errAt(x.At, ErrTypeMismatch, "type mismatch: %s takes %s, got %s", x.Name, err, e.Type())
+	}
+	return nb.slot(MatchNav{Kind: NavAgg, Var: v, Col: -1, Agg: fn, T: t, Arg: e, ArgText: parser.Format(x.Args[0])}, x.Pos()), nil
+}
+
+// oneVarExpr binds the first argument of x, an expression over the columns of one
+// pattern variable (or of every row), over the input row; it returns the variable.
+func (nb *navBinder) oneVarExpr(x *parser.FuncCall) (string, Expr, error) {
 	arg := x.Args[0]
 	v, seen := "", false
 	var bad error
@@ -381,7 +395,7 @@ func (nb *navBinder) aggOverExpr(x *parser.FuncCall, fn AggFunc) (parser.Expr, e
 		return true
 	})
 	if bad != nil {
-		return nil, bad
+		return "", nil, bad
 	}
 	// The input row's columns, also qualified by the variable.
 	sc := &scope{cols: slices.Clone(nb.in.cols)}
@@ -393,13 +407,9 @@ func (nb *navBinder) aggOverExpr(x *parser.FuncCall, fn AggFunc) (parser.Expr, e
 	b := &binder{scope: sc, clause: "MATCH_RECOGNIZE"}
 	e, err := b.bind(arg)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	t, err := aggResultType(fn, e.Type())
-	if err != nil {
-		return nil, errAt(x.At, ErrTypeMismatch, "type mismatch: %s takes %s, got %s", x.Name, err, e.Type())
-	}
-	return nb.slot(MatchNav{Kind: NavAgg, Var: v, Col: -1, Agg: fn, T: t, Arg: e, ArgText: parser.Format(arg)}, x.Pos()), nil
+	return v, e, nil
 }
 
 func varOrAll(v string) string {
@@ -500,6 +510,19 @@ func (nb *navBinder) rewrite(e parser.Expr, define bool) (parser.Expr, error) {
 			if len(x.Args) < 1 || len(x.Args) > 2 {
 				return nil, errAt(x.At, ErrUnsupported, "%s takes a column and an optional offset", x.Name)
 			}
+			kind := map[string]NavKind{"PREV": NavPrev, "FIRST": NavFirst, "LAST": NavLast}[x.Name]
+			if _, ok := x.Args[0].(*parser.Ident); !ok && kind != NavPrev {
+				// LAST(A.price * A.tax): the expression over the row LAST(A.*) reads.
+				off, err := nb.offset(x.Args, x.Name)
+				if err != nil {
+					return nil, err
+				}
+				v, e, err := nb.oneVarExpr(x)
+				if err != nil {
+					return nil, err
+				}
+				return nb.slot(MatchNav{Kind: kind, Var: v, Col: -1, Offset: off, T: e.Type().Nullable().WithoutTimeAttr(), Arg: e, ArgText: parser.Format(x.Args[0])}, x.Pos()), nil
+			}
 			v, c, err := nb.varCol(x.Args[0], x.Name)
 			if err != nil {
 				return nil, err
@@ -508,7 +531,6 @@ func (nb *navBinder) rewrite(e parser.Expr, define bool) (parser.Expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			kind := map[string]NavKind{"PREV": NavPrev, "FIRST": NavFirst, "LAST": NavLast}[x.Name]
 			if kind == NavPrev && v == "" && !define {
 				return nil, errAt(x.At, ErrUnsupported, "unsupported: PREV in MEASURES takes a column of a pattern variable (PREV(A.price))")
 			}
