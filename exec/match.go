@@ -480,16 +480,7 @@ func (o *matchOp) processBatch(ctx context.Context, b batch, out *outbox) error 
 }
 
 func (o *matchOp) compare(a, b types.Row) int {
-	for _, k := range o.cfg.keys {
-		c := types.Compare(a[k.Col], b[k.Col])
-		if k.Desc {
-			c = -c
-		}
-		if c != 0 {
-			return c
-		}
-	}
-	return 0
+	return planner.CompareRows(o.cfg.keys, a, b)
 }
 
 func (o *matchOp) processWatermark(ctx context.Context, wm int64, out *outbox) error {

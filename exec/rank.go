@@ -163,16 +163,7 @@ func (o *rankOp) compare(a, b *rankEntry) int {
 
 // compareKeys compares the ORDER BY values only (ties are equal).
 func (o *rankOp) compareKeys(a, b types.Row) int {
-	for _, k := range o.cfg.order {
-		c := types.Compare(a[k.Col], b[k.Col])
-		if k.Desc {
-			c = -c
-		}
-		if c != 0 {
-			return c
-		}
-	}
-	return 0
+	return planner.CompareRows(o.cfg.order, a, b)
 }
 
 func (o *rankOp) processBatch(ctx context.Context, b batch, out *outbox) error {
@@ -227,11 +218,7 @@ func (o *rankOp) insert(p *rankPartition, row types.Row) bool {
 	if p.edgeOK {
 		// The hot path of a full Top-N: the row ranks below the last kept one.
 		k := o.cfg.order[0]
-		c := types.Compare(row[k.Col], p.edge)
-		if k.Desc {
-			c = -c
-		}
-		if c > 0 {
+		if k.Compare(row[k.Col], p.edge) > 0 {
 			return false
 		}
 	}
@@ -550,7 +537,7 @@ func describeRank(in types.Schema, cfg *rankConfig) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "#%d %s desc=%v", k.Col, in[k.Col].Type.WithoutTimeAttr(), k.Desc)
+		fmt.Fprintf(&b, "#%d %s desc=%v%s", k.Col, in[k.Col].Type.WithoutTimeAttr(), k.Desc, k.NullsState())
 	}
 	b.WriteString("] row=[")
 	for i, c := range in {

@@ -88,16 +88,7 @@ func (o *temporalSortOp) processBatch(_ context.Context, b batch, _ *outbox) err
 }
 
 func (o *temporalSortOp) compare(a, b types.Row) int {
-	for _, k := range o.cfg.keys {
-		c := types.Compare(a[k.Col], b[k.Col])
-		if k.Desc {
-			c = -c
-		}
-		if c != 0 {
-			return c
-		}
-	}
-	return 0
+	return planner.CompareRows(o.cfg.keys, a, b)
 }
 
 func (o *temporalSortOp) processWatermark(ctx context.Context, wm int64, out *outbox) error {
@@ -193,7 +184,7 @@ func describeTemporalSort(n *planner.TemporalSort) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "#%d desc=%v", k.Col, k.Desc)
+		fmt.Fprintf(&b, "#%d desc=%v%s", k.Col, k.Desc, k.NullsState())
 	}
 	b.WriteString("] row=[")
 	for i, c := range in {

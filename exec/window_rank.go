@@ -123,18 +123,7 @@ func (o *windowRankOp) flush(ctx context.Context, rows []types.Row, out *outbox)
 		}
 		parts[string(buf)] = append(parts[string(buf)], r)
 	}
-	cmp := func(a, b types.Row) int {
-		for _, k := range cfg.order {
-			c := types.Compare(a[k.Col], b[k.Col])
-			if k.Desc {
-				c = -c
-			}
-			if c != 0 {
-				return c
-			}
-		}
-		return 0
-	}
+	cmp := func(a, b types.Row) int { return planner.CompareRows(cfg.order, a, b) }
 	for _, k := range keys {
 		rows := parts[k]
 		if o.tvf != nil && o.tvf.lastWins {

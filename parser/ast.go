@@ -337,11 +337,53 @@ type SelectItem struct {
 	Alias string
 }
 
-// OrderItem is expr [ASC|DESC].
+// OrderItem is expr [ASC|DESC] [NULLS FIRST|LAST].
 type OrderItem struct {
-	At   Pos
-	Expr Expr
-	Desc bool
+	At    Pos
+	Expr  Expr
+	Desc  bool
+	Nulls NullOrder
+}
+
+// NullOrder is where an ORDER BY item puts NULLs.
+type NullOrder uint8
+
+const (
+	// NullsDefault is Flink's order: NULL first ascending, last descending (NULL is
+	// the smallest value).
+	NullsDefault NullOrder = iota
+	NullsFirst
+	NullsLast
+)
+
+func (n NullOrder) String() string {
+	switch n {
+	case NullsFirst:
+		return "NULLS FIRST"
+	case NullsLast:
+		return "NULLS LAST"
+	}
+	return "default"
+}
+
+// NullsFirst reports whether the item puts NULL before every other value.
+func (o OrderItem) NullsFirst() bool {
+	return o.Nulls == NullsFirst || o.Nulls == NullsDefault && !o.Desc
+}
+
+// suffix is the item's direction and null order as written after its expression.
+func (o OrderItem) suffix() string {
+	s := ""
+	if o.Desc {
+		s = " DESC"
+	}
+	switch o.Nulls {
+	case NullsFirst:
+		s += " NULLS FIRST"
+	case NullsLast:
+		s += " NULLS LAST"
+	}
+	return s
 }
 
 // TableName is a table or view in FROM:

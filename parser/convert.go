@@ -109,12 +109,17 @@ func (l *lowering) convQuery(s sqlparser.SelectStatement) (*Query, int, error) {
 }
 
 func (l *lowering) convOrderLimit(q *Query, order sqlparser.OrderBy, limit *sqlparser.Limit) error {
+	var starts []int
 	for _, o := range order {
-		e, _, err := l.convExpr(o.Expr)
+		e, start, err := l.convExpr(o.Expr)
 		if err != nil {
 			return err
 		}
 		q.OrderBy = append(q.OrderBy, OrderItem{At: e.Pos(), Expr: e, Desc: o.Direction == sqlparser.DescScr})
+		starts = append(starts, start)
+	}
+	for i := range q.OrderBy {
+		l.orders = append(l.orders, orderRef{item: &q.OrderBy[i], start: starts[i]})
 	}
 	if limit != nil {
 		e, _, err := l.convExpr(limit.Rowcount)

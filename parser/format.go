@@ -381,9 +381,7 @@ func (f *formatter) query(q *Query) {
 				f.WriteString(", ")
 			}
 			f.expr(o.Expr)
-			if o.Desc {
-				f.WriteString(" DESC")
-			}
+			f.WriteString(o.suffix())
 		}
 	}
 	if q.Limit != nil {

@@ -199,6 +199,10 @@ func dumpNode(b *strings.Builder, v reflect.Value, indent, label string) {
 				if fv.Int() != 0 {
 					scalars = append(scalars, fmt.Sprintf("%s=%d", f.Name, fv.Int()))
 				}
+			case reflect.Uint8:
+				if fv.Uint() != 0 {
+					scalars = append(scalars, fmt.Sprintf("%s=%v", f.Name, fv.Interface()))
+				}
 			case reflect.Slice:
 				if fv.Type().Elem().Kind() == reflect.String && fv.Len() > 0 {
 					scalars = append(scalars, fmt.Sprintf("%s=%q", f.Name, fv.Interface()))

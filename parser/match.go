@@ -364,6 +364,9 @@ func (p *parser) parseMatchBody(mr *MatchRecognize, lo, hi int) error {
 		for _, it := range items {
 			o := OrderItem{At: p.toks[it[0]].pos}
 			end := it[1]
+			if o.Nulls = nullsAt(p.toks, it[0], end); o.Nulls != NullsDefault {
+				end -= 2
+			}
 			if last := p.toks[end-1]; last.is("DESC") || last.is("ASC") {
 				o.Desc = last.is("DESC")
 				end--
@@ -670,9 +673,7 @@ func (f *formatter) matchRecognize(t *MatchRecognize) {
 				f.WriteString(", ")
 			}
 			f.expr(o.Expr)
-			if o.Desc {
-				f.WriteString(" DESC")
-			}
+			f.WriteString(o.suffix())
 		}
 	}
 	if len(t.Measures) > 0 {

@@ -110,8 +110,9 @@ func (l *lowering) overSpec(lo, hi int, shape *overShape) (part, order [][2]int,
 		for _, r := range split(orderAt+2, end) {
 			item := OrderItem{At: l.tok(r[0], hi).pos}
 			e := r[1]
-			if e-1 > r[0] && p.toks[e-2].is("NULLS") {
-				return nil, nil, unsupportedErr(p.toks[e-2].pos, "unsupported: NULLS %s in OVER (Flink puts NULLs first in ascending order, last in descending order)", p.toks[e-1].val)
+			if n := nullsAt(p.toks, r[0], e); n != NullsDefault {
+				item.Nulls = n
+				e -= 2
 			}
 			if e-1 > r[0] && (p.toks[e-1].is("ASC") || p.toks[e-1].is("DESC")) {
 				item.Desc = p.toks[e-1].is("DESC")
@@ -355,9 +356,7 @@ func (f *formatter) overSpec(o *Over) {
 				f.WriteString(", ")
 			}
 			f.expr(it.Expr)
-			if it.Desc {
-				f.WriteString(" DESC")
-			}
+			f.WriteString(it.suffix())
 		}
 	}
 	if fr := o.Frame; fr != nil {

@@ -109,6 +109,10 @@ type lowering struct {
 	// reserved is the first reserved word emitted as a name. It is reported once the
 	// rest is known to be no earlier error, so that the first mistake is the one shown.
 	reserved *Error
+	// nulls are the NULLS FIRST|LAST of ORDER BY items, orders the converted items
+	// they go to (nulls.go).
+	nulls  []nullsMark
+	orders []orderRef
 }
 
 func (p *parser) newLowering(hi int, ends []string, exprMode bool) *lowering {
@@ -264,6 +268,9 @@ func (p *parser) lowerQuery(lo, hi int, ends []string) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := l.resolveNulls(); err != nil {
+		return nil, err
+	}
 	q.At = at
 	q.With = with
 	return q, nil
@@ -337,7 +344,10 @@ func (p *parser) lowerExpr(lo, hi int, ends []string) (Expr, error) {
 		return nil, syntaxErr(p.toks[lo].pos, "expected an expression")
 	}
 	e, _, err := l.convExpr(sel.Where.Expr)
-	return e, err
+	if err != nil {
+		return nil, err
+	}
+	return e, l.resolveNulls()
 }
 
 // emitRange emits toks[lo:hi]; level counts the parentheses around them.
@@ -529,7 +539,7 @@ func (l *lowering) emitOne(i, hi, level int) (int, error) {
 	case w == "GROUPING" && nt.is("SETS"):
 		return l.emitGroupingSets(i, hi, level) // grouping.go
 	case w == "NULLS" && (nt.is("FIRST") || nt.is("LAST")):
-		return 0, unsupportedErr(t.pos, "unsupported: NULLS %s (pipesql runs no ORDER BY on a stream)", nt.val)
+		return l.emitNulls(i, hi) // nulls.go
 	case w == "MATCH_RECOGNIZE" && nt.isOp("("):
 		return l.emitMatchRecognize(i, hi) // match.go
 	case (w == "FINAL" || w == "RUNNING") && nt.kind == tokWord && l.tok(i+2, hi).isOp("("):

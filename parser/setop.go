@@ -151,5 +151,8 @@ func (p *parser) lowerOrderLimit(lo, hi int, ends []string) ([]OrderItem, Expr, 
 	if err := l.convOrderLimit(q, sel.OrderBy, sel.Limit); err != nil {
 		return nil, nil, err
 	}
+	if err := l.resolveNulls(); err != nil {
+		return nil, nil, err
+	}
 	return q.OrderBy, q.Limit, nil
 }

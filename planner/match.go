@@ -238,7 +238,7 @@ func (p *planner) planMatchRecognize(x *parser.MatchRecognize, env *cteEnv) (*re
 		if i > 0 && m.ProcTime {
 			return nil, errAt(o.At, ErrUnsupported, "unsupported: MATCH_RECOGNIZE ordered by processing time takes rows in arrival order: further ORDER BY keys are not supported")
 		}
-		m.OrderBy = append(m.OrderBy, SortKey{Col: c, Desc: o.Desc})
+		m.OrderBy = append(m.OrderBy, SortKey{Col: c, Desc: o.Desc, Nulls: o.Nulls})
 	}
 	if x.Within != nil && m.ProcTime {
 		return nil, errAt(x.Within.Pos(), ErrUnsupported, "unsupported: WITHIN on a processing-time MATCH_RECOGNIZE is not supported yet")

@@ -51,11 +51,12 @@ func (s RankStrategy) String() string {
 	return [...]string{"AppendFastStrategy", "RetractStrategy", "UpdateFastStrategy"}[s]
 }
 
-// SortKey is one ORDER BY column of a Rank. NULL sorts first ascending and last
-// descending, as in Flink.
+// SortKey is one ORDER BY column of a Rank, a TemporalSort or a Match. Nulls is where
+// NULL goes: by default first ascending and last descending, as in Flink (sort_key.go).
 type SortKey struct {
-	Col  int
-	Desc bool
+	Col   int
+	Desc  bool
+	Nulls parser.NullOrder
 }
 
 // Rank keeps, per partition, the rows ranked Start to End by OrderBy, and emits an
@@ -441,7 +442,7 @@ func (p *planner) planTopN(sel *parser.Select, env *cteEnv) (*relation, parser.E
 		if err != nil {
 			return nil, nil, err
 		}
-		order = append(order, SortKey{Col: add(x, fmt.Sprintf("$o%d", i)), Desc: o.Desc})
+		order = append(order, SortKey{Col: add(x, fmt.Sprintf("$o%d", i)), Desc: o.Desc, Nulls: o.Nulls})
 	}
 
 	rankType := rankTypes[strings.ToUpper(call.Name)]
@@ -539,7 +540,8 @@ func (o *optimizer) pruneRank(x *Rank, used []bool) (Node, []int, error) {
 	r.Input, r.PartitionBy, r.OrderBy, r.Out = in, remapInts(x.PartitionBy, m), nil, nil
 	r.UniqueKey = remapInts(x.UniqueKey, m)
 	for _, k := range x.OrderBy {
-		r.OrderBy = append(r.OrderBy, SortKey{Col: m[k.Col], Desc: k.Desc})
+		k.Col = m[k.Col]
+		r.OrderBy = append(r.OrderBy, k)
 	}
 	for _, c := range in.Schema() {
 		c.Type = c.Type.WithoutTimeAttr()
@@ -595,7 +597,7 @@ func describeRankKeys(b *strings.Builder, in Node, keys []int, order []SortKey) 
 		fmt.Fprintf(b, " key=%s:%s", lineage(in, k), s[k].Type.WithoutTimeAttr())
 	}
 	for _, k := range order {
-		fmt.Fprintf(b, " order=%s:%s desc=%v", lineage(in, k.Col), s[k.Col].Type.WithoutTimeAttr(), k.Desc)
+		fmt.Fprintf(b, " order=%s:%s desc=%v%s", lineage(in, k.Col), s[k.Col].Type.WithoutTimeAttr(), k.Desc, k.NullsState())
 	}
 	b.WriteByte('\n')
 }

@@ -122,7 +122,7 @@ func (p *planner) planOrderBy(q *parser.Query, rel *relation, env *cteEnv) (*rel
 				return nil, errAt(it.At, ErrUnsupported, "unsupported: ORDER BY over an updating input: a temporal sort needs an insert-only input")
 			}
 		}
-		keys = append(keys, SortKey{Col: ref.Index, Desc: it.Desc})
+		keys = append(keys, SortKey{Col: ref.Index, Desc: it.Desc, Nulls: it.Nulls})
 	}
 	var node Node = &TemporalSort{Input: in.node, OrderBy: keys}
 	changelog := InsertOnly
@@ -214,7 +214,8 @@ func (o *optimizer) pruneTemporalSort(x *TemporalSort, used []bool) (Node, []int
 	}
 	keys := make([]SortKey, len(x.OrderBy))
 	for i, k := range x.OrderBy {
-		keys[i] = SortKey{Col: m[k.Col], Desc: k.Desc}
+		k.Col = m[k.Col]
+		keys[i] = k
 	}
 	return &TemporalSort{Input: in, OrderBy: keys}, m, nil
 }
@@ -226,7 +227,7 @@ func (n *TemporalSort) describeState() string {
 	in := n.Input.Schema()
 	b.WriteString("temporal-sort")
 	for _, k := range n.OrderBy {
-		fmt.Fprintf(&b, " key=%s:%s desc=%v", lineage(n.Input, k.Col), in[k.Col].Type.WithoutTimeAttr(), k.Desc)
+		fmt.Fprintf(&b, " key=%s:%s desc=%v%s", lineage(n.Input, k.Col), in[k.Col].Type.WithoutTimeAttr(), k.Desc, k.NullsState())
 	}
 	for _, c := range in {
 		fmt.Fprintf(&b, " col=%s", c.Type.WithoutTimeAttr())

@@ -225,7 +225,8 @@ func (o *optimizer) pruneWindowRank(x *WindowRank, used []bool) (Node, []int, er
 		w.TimeCol = m[x.TimeCol]
 	}
 	for _, k := range x.OrderBy {
-		w.OrderBy = append(w.OrderBy, SortKey{Col: m[k.Col], Desc: k.Desc})
+		k.Col = m[k.Col]
+		w.OrderBy = append(w.OrderBy, k)
 	}
 	w.Out = append(types.Schema(nil), in.Schema()...)
 	mapping := append([]int(nil), m...)
