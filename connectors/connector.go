@@ -177,7 +177,9 @@ type Source interface {
 	// Snapshot returns the position after the last record returned by Poll.
 	Snapshot() ([]byte, error)
 	// CheckpointComplete tells the source that the checkpoint holding its last snapshot
-	// with this id completed (Kafka commits offsets to its group here).
+	// with this id completed (Kafka commits offsets to its group here). It comes before
+	// the Snapshot of any later checkpoint, so the source's last Snapshot is checkpoint
+	// id's (postgres-cdc confirms that position to its slot).
 	CheckpointComplete(ctx context.Context, id uint64) error
 	Close() error
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"slices"
@@ -231,6 +232,56 @@ func TestBarrierFollowsRecords(t *testing.T) {
 	}
 	if !slices.Equal(src.completed, []uint64{1, 2}) {
 		t.Fatalf("source told of checkpoints %v, want [1 2]", src.completed)
+	}
+}
+
+// orderSource is a memSource that checks the order of Snapshot and CheckpointComplete:
+// when told of checkpoint id, its last snapshot must be id's (checkpoints here never fail,
+// so the id-th snapshot), or a source confirming its last snapshot upstream on completion
+// (postgres-cdc's slot) would confirm a position no completed checkpoint holds.
+type orderSource struct {
+	memSource
+	snapshots uint64
+	wrong     []string
+}
+
+func (s *orderSource) Snapshot() ([]byte, error) {
+	s.snapshots++
+	return s.memSource.Snapshot()
+}
+
+func (s *orderSource) CheckpointComplete(ctx context.Context, id uint64) error {
+	if s.snapshots != id {
+		s.wrong = append(s.wrong, fmt.Sprintf("told of checkpoint %d after snapshot %d", id, s.snapshots))
+	}
+	return s.memSource.CheckpointComplete(ctx, id)
+}
+
+// TestSourceToldOfCompletionBeforeNextSnapshot runs a slow source under checkpoints
+// every millisecond, so that at each poll checkpoint N's completion and N+1's barrier
+// are both queued: the completion must reach the source first.
+func TestSourceToldOfCompletionBeforeNextSnapshot(t *testing.T) {
+	src := &orderSource{memSource: memSource{bounded: true}}
+	for i := range 100 {
+		src.steps = append(src.steps, pollStep{hook: func() { time.Sleep(3 * time.Millisecond) },
+			batches: oneBatch("p0", kv("a", int64(i)))})
+	}
+	scan := scanOf("events", kvSchema, &src.memSource)
+	scan.Connector.NewSource = func(context.Context, connectors.SourceConfig) (connectors.Source, error) { return src, nil }
+	j, err := NewJob(program(map[string]string{"execution.checkpointing.interval": "1 ms"},
+		sinkOf("out", scan, &memSink{}, planner.InsertOnly)),
+		Options{Store: state.NewMemory(state.Options{NumRetained: 2}), JobKey: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(src.completed) < 10 {
+		t.Fatalf("only %d checkpoints completed: the test did not make them race", len(src.completed))
+	}
+	if len(src.wrong) > 0 {
+		t.Fatalf("%d of %d completions came after a later snapshot, first %v", len(src.wrong), len(src.completed), src.wrong[:min(5, len(src.wrong))])
 	}
 }
 

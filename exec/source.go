@@ -464,6 +464,7 @@ func (t *sourceTask) periodicWatermark(ctx context.Context, now time.Time, polle
 // checkpoint of a stop: the source must read nothing more.
 func (t *sourceTask) checkpointRequests(ctx context.Context) (final bool, err error) {
 	for {
+		t.drainCompleted(ctx)
 		select {
 		case id := <-t.barriers:
 			f, err := t.injectBarrier(ctx, id)
@@ -471,10 +472,24 @@ func (t *sourceTask) checkpointRequests(ctx context.Context) (final bool, err er
 				return false, err
 			}
 			final = final || f
+		default:
+			return final, nil
+		}
+	}
+}
+
+// drainCompleted passes on the completed checkpoints queued so far. It runs before every
+// barrier is injected: the coordinator queues checkpoint N's completion before it
+// triggers N+1, and a source must hear of N before it snapshots for N+1, since a source
+// that acknowledges its last snapshot upstream when told of a completion (postgres-cdc
+// confirms its slot's LSN) would otherwise acknowledge N+1's position, not yet durable.
+func (t *sourceTask) drainCompleted(ctx context.Context) {
+	for {
+		select {
 		case id := <-t.completed:
 			t.notifyCompleted(ctx, id)
 		default:
-			return final, nil
+			return
 		}
 	}
 }
@@ -536,6 +551,7 @@ func (t *sourceTask) finishInput(ctx context.Context, eof bool) error {
 	for {
 		select {
 		case id := <-t.barriers:
+			t.drainCompleted(ctx)
 			if _, err := t.injectBarrier(ctx, id); err != nil {
 				return err
 			}
@@ -543,9 +559,7 @@ func (t *sourceTask) finishInput(ctx context.Context, eof bool) error {
 			t.notifyCompleted(ctx, id)
 		case <-c.finalDone:
 			// The final checkpoint's completion was queued before finalDone closed.
-			for len(t.completed) > 0 {
-				t.notifyCompleted(ctx, <-t.completed)
-			}
+			t.drainCompleted(ctx)
 			return t.out.send(ctx, end)
 		case <-c.done:
 			return t.out.send(ctx, end)
