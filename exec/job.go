@@ -488,8 +488,8 @@ func (c *compiler) operator(pipeline int, node planner.Node, isRoot bool, inputs
 			return newWindowJoinOp(cfg, m), nil
 		}}, nil
 	case *planner.SemiJoin:
-		if updating {
-			return nil, fmt.Errorf("%w: semi join over an updating input", ErrUnsupportedPlan)
+		if updating && n.NullAware {
+			return nil, fmt.Errorf("%w: null-aware anti join over an updating input", ErrUnsupportedPlan)
 		}
 		cfg, err := compileSemiJoin(n, c.env)
 		if err != nil {

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pipesql/pipesql/connectors"
@@ -20,6 +21,11 @@ import (
 // it (-D) when its first match arrives, so its output is updating. A left row whose key
 // has a NULL never matches: a semi join drops it, an anti join emits it for good; a right
 // one is not kept. The state is a regular join's (the same layout and checkpoint code).
+//
+// Over updating inputs a -U or -D takes back one equal row of its side. A left row's
+// retraction deletes (-D) its output row when it was in the result; a right row's takes
+// one match from each left row it matched, and a left row that loses its last match
+// leaves a semi join's result (-D) or enters an anti join's (+I). A +U is an insert.
 //
 // NOT IN's null-aware anti join keeps NULL keys too, under the key of NULL: a left row
 // qualifies while the right side is empty, or when its key is not NULL, no right row has
@@ -166,8 +172,11 @@ func (o *semiJoinOp) processInput(ctx context.Context, s int, b batch, out *outb
 	}
 	me, other := o.sides[s], o.sides[1-s]
 	for i, row := range b.rows {
-		if k := b.kind(i); k != connectors.Insert {
-			return fmt.Errorf("%w: semi join received %s", ErrRetraction, k)
+		if k := b.kind(i); k == connectors.UpdateBefore || k == connectors.Delete {
+			if err := o.retractRow(ctx, s, row, out); err != nil {
+				return err
+			}
+			continue
 		}
 		key, ok, err := o.key(s, row)
 		if err != nil {
@@ -233,6 +242,65 @@ func (o *semiJoinOp) processInput(ctx context.Context, s int, b batch, out *outb
 		bk.recs = append(bk.recs, joinRecord{row: row})
 		me.rows++
 		me.changed.set(bk.kg)
+	}
+	return nil
+}
+
+// retractRow takes back one row of side s (a -U or -D) from an updating input.
+func (o *semiJoinOp) retractRow(ctx context.Context, s int, row types.Row, out *outbox) error {
+	me, other := o.sides[s], o.sides[1-s]
+	key, ok, err := o.key(s, row)
+	if err != nil {
+		return err
+	}
+	if !ok { // a NULL key: never kept; only an anti join emitted the left row
+		if s == 0 && o.anti {
+			return out.emit(ctx, connectors.Delete, row)
+		}
+		return nil
+	}
+	bk := me.buckets[string(key)]
+	if bk == nil {
+		return nil
+	}
+	at := slices.IndexFunc(bk.recs, func(r joinRecord) bool { return rowsEqual(r.row, row) })
+	if at < 0 {
+		return nil // not in the state: nothing to take back
+	}
+	rec := bk.recs[at]
+	bk.recs = slices.Delete(bk.recs, at, at+1)
+	me.rows--
+	me.changed.set(bk.kg)
+	if s == 0 {
+		if (rec.matches > 0) != o.anti {
+			return out.emit(ctx, connectors.Delete, rec.row)
+		}
+		return nil
+	}
+	ob := other.buckets[string(key)]
+	if ob == nil {
+		return nil
+	}
+	for r := range ob.recs {
+		lrec := &ob.recs[r]
+		m, err := o.matches(lrec.row, rec.row)
+		if err != nil {
+			return err
+		}
+		if !m || lrec.matches == 0 {
+			continue
+		}
+		lrec.matches--
+		other.changed.set(ob.kg)
+		if lrec.matches == 0 {
+			kind := connectors.Delete
+			if o.anti {
+				kind = connectors.Insert
+			}
+			if err := out.emit(ctx, kind, lrec.row); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

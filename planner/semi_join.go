@@ -15,12 +15,17 @@ import (
 // subquery matches them: Flink plans it as a Join(joinType=[LeftSemiJoin]) or
 // [LeftAntiJoin], and so does pipesql. The equalities between the subquery's columns and
 // the outer query's are the join keys; the rest of the subquery's WHERE is the join's
-// condition. Both inputs must be append-only. A semi join's output is append-only: a row
-// is emitted once, when its first match is there. An anti join's is updating: a row is
-// emitted when it arrives without a match and deleted (-D) when its first match arrives.
+// condition. A semi join of append-only inputs is append-only: a row is emitted once,
+// when its first match is there. An anti join's output is updating: a row is emitted
+// when it arrives without a match and deleted (-D) when its first match arrives. Either
+// input may be updating (an upsert or CDC table, an aggregation), as in Flink: a
+// retracted left row retracts its output, and a right row's retraction that takes a left
+// row's last match away deletes it from a semi join's result (puts it back into an anti
+// join's); the output is then updating.
 // x NOT IN (SELECT y ...) is a null-aware anti join, as in Flink: a row qualifies when the
 // subquery is empty, or when x is not NULL, no y equals it and no y is NULL (so a NULL x,
-// or one NULL y, keeps the row out once the subquery has a row).
+// or one NULL y, keeps the row out once the subquery has a row); it needs append-only
+// inputs.
 
 // SemiJoin keeps the rows of Left that have (Anti: do not have) a row of Right with equal
 // keys for which Where holds. Its output is Left's columns.
@@ -161,11 +166,13 @@ func (p *planner) planInSubquery(from *relation, x *parser.InExpr, env *cteEnv) 
 	if len(sub.scope.cols) != 1 {
 		return nil, errAt(x.Subquery.At, ErrTypeMismatch, "the subquery of IN returns %d columns, want 1", len(sub.scope.cols))
 	}
-	if err := checkAppendOnly(x.At, from, "IN (SELECT ...)"); err != nil {
-		return nil, err
-	}
-	if err := checkAppendOnly(x.Subquery.At, sub, "IN (SELECT ...)"); err != nil {
-		return nil, err
+	if x.Not { // the null-aware anti join runs over append-only inputs only
+		if err := checkAppendOnly(x.At, from, "NOT IN (SELECT ...)"); err != nil {
+			return nil, err
+		}
+		if err := checkAppendOnly(x.Subquery.At, sub, "NOT IN (SELECT ...)"); err != nil {
+			return nil, err
+		}
 	}
 	lhs, err := (&binder{scope: from.scope, clause: "WHERE"}).bind(x.X)
 	if err != nil {
@@ -222,12 +229,6 @@ func (p *planner) planExists(from *relation, x *parser.SubqueryExpr, anti bool, 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkAppendOnly(x.At, from, what); err != nil {
-		return nil, err
-	}
-	if err := checkAppendOnly(sel.From.Pos(), inner, what); err != nil {
-		return nil, err
-	}
 	if sel.Where == nil {
 		return nil, errAt(x.At, ErrUnsupported, "unsupported: %s without a correlation (write WHERE inner.col = outer.col in the subquery)", what)
 	}
@@ -270,11 +271,7 @@ func semiJoin(left, right *relation, anti bool, lk, rk []int, kt []types.Type, w
 	for i, c := range left.scope.cols {
 		out.cols = append(out.cols, scopeCol{name: c.name, quals: c.quals, t: j.Out[i].Type})
 	}
-	changelog := InsertOnly
-	if anti {
-		changelog = Updating
-	}
-	return &relation{node: j, scope: out, changelog: changelog}
+	return &relation{node: j, scope: out, changelog: j.Changelog()}
 }
 
 // hasAggregateAST reports whether e calls an aggregate function.

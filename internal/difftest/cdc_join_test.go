@@ -16,7 +16,7 @@ import (
 // grouping key (many matches a key), on the id (one) and over aggregates of each; DuckDB
 // joins the final tables. The join's final state needs each side's -U/-D to retract the
 // joined rows it made and an outer side's row to get its null-padded row back when its
-// last match goes.
+// last match goes; semi and anti joins (IN, EXISTS, NOT EXISTS) over the same histories.
 
 // cdcJoinQueries use {t} and {u} for the two tables.
 var cdcJoinQueries = []string{
@@ -27,6 +27,14 @@ var cdcJoinQueries = []string{
 	`SELECT t.g, COUNT(*) AS n, SUM(u.v) AS s FROM {t} LEFT JOIN {u} ON t.id = u.id GROUP BY t.g`,
 	`SELECT a.g, a.n, b.s FROM (SELECT g, COUNT(*) AS n FROM {t} GROUP BY g) a FULL JOIN (SELECT g, SUM(v) AS s FROM {u} GROUP BY g) b ON a.g = b.g`,
 	`SELECT t.id, b.n FROM {t} JOIN (SELECT v, COUNT(*) AS n FROM {u} GROUP BY v) b ON t.v = b.v`,
+	// Semi and anti joins of updating inputs: a retracted left row leaves the result, a
+	// right row's retraction that takes a left row's last match moves it out of (semi) or
+	// into (anti) the result.
+	`SELECT t.id, t.v FROM {t} WHERE t.g IN (SELECT u.g FROM {u} WHERE u.v > 5)`,
+	`SELECT t.id FROM {t} WHERE EXISTS (SELECT 1 FROM {u} WHERE u.g = t.g AND u.v > t.v)`,
+	`SELECT t.id, t.g FROM {t} WHERE NOT EXISTS (SELECT 1 FROM {u} WHERE u.id = t.id AND u.g = t.g)`,
+	`SELECT t.id, t.v FROM {t} WHERE t.g IN (SELECT g FROM {u} GROUP BY g HAVING COUNT(*) > 3)`,
+	`SELECT t.g, COUNT(*) AS n FROM {t} WHERE NOT EXISTS (SELECT 1 FROM {u} WHERE u.v = t.v) GROUP BY t.g`,
 }
 
 func TestCDCJoinsAgainstDuckDB(t *testing.T) {
