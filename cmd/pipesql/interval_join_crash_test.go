@@ -22,14 +22,14 @@ import (
 // checkpoints. Both sources' positions, the interval join's rows and the window
 // aggregate's state come back from one aligned cut, so every window is written once,
 // with exactly the pairs a Go loop over the same rows finds. The fast set runs a small
-// input with 50 ms checkpoints; under -tags soak it is 1.5M orders, 1 s checkpoints and
+// input with 50 ms checkpoints; under -tags soak it is 1.5M orders, 300 ms checkpoints and
 // at least 5 kills.
 func TestIntervalJoinCrashRecovery(t *testing.T) {
 	// The fast set's job runs for about half a second on an idle machine: checkpoints
 	// every 50 ms and a kill at most 100 ms after a commit land inside it.
 	nOrders, interval, maxDelay, rounds, minKills := 150_000, "50 ms", 100, 3, 1
 	if soak {
-		nOrders, interval, maxDelay, rounds, minKills = 1_500_000, "1 s", 300, 8, 5
+		nOrders, interval, maxDelay, rounds, minKills = 1_500_000, "300 ms", 200, 8, 5
 	}
 	dir := t.TempDir()
 	ordersDir, shipDir, out, ckpt := filepath.Join(dir, "orders"), filepath.Join(dir, "shipments"), filepath.Join(dir, "out"), filepath.Join(dir, "ckpt")

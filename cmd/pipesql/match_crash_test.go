@@ -19,11 +19,11 @@ import (
 // times, soon after a checkpoint commit, with matches in progress, and restarts it from
 // its checkpoints: each match is written once, exactly the matches a Go loop over the
 // same rows finds. The fast set runs 1M rows with 100 ms checkpoints (the NFA matches 400k in well under a second); under -tags soak
-// 8M rows (enough for 5 kills at 1 s checkpoints on an idle machine), 1 s checkpoints and at least 5 kills.
+// 8M rows (about 8 s of work on an idle machine), 300 ms checkpoints and at least 5 kills.
 func TestMatchRecognizeCrashRecovery(t *testing.T) {
 	n, interval, rounds, minKills := 1_000_000, "100 ms", 3, 2
 	if soak {
-		n, interval, rounds, minKills = 8_000_000, "1 s", 8, 5
+		n, interval, rounds, minKills = 8_000_000, "300 ms", 8, 5
 	}
 	const keys = 40
 	dir := t.TempDir()
