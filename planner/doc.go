@@ -53,8 +53,9 @@
 // window_end, a WindowJoin (window_join.go); IN (SELECT ...) and [NOT] EXISTS in WHERE a
 // SemiJoin, EXPLAINed as Join(joinType=[LeftSemiJoin|LeftAntiJoin]) (semi_join.go); under
 // OR, a LEFT JOIN with the subquery's distinct keys and a marker (subquery_or.go).
-// A regular join takes updating inputs (its output is updating then); interval, window
-// and semi joins need insert-only ones. FOR SYSTEM_TIME AS OF an event-time attribute
+// Regular joins and semi/anti joins take updating inputs (their output is updating
+// then); interval joins, window joins and NOT IN's null-aware anti join need insert-only
+// ones. FOR SYSTEM_TIME AS OF an event-time attribute
 // against a versioned table is a TemporalJoin (temporal_join.go). Joins without an
 // equality are refused.
 //
